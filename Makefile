@@ -1,0 +1,40 @@
+# The README's two commands: `make demo` (virtual rig, no hardware) and `make test` (whole suite).
+# Both set up .venv from a Python >= 3.12 they find themselves (see .ci/find_python.sh).
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test test-fast lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml .ci/find_python.sh
+	@interp=$$(.ci/find_python.sh) || exit 1; \
+	if [ ! -x $(PY) ]; then \
+		echo "creating $(VENV) with $$interp"; \
+		"$$interp" -m venv $(VENV) || { echo "error: could not create $(VENV) with $$interp (on Debian: apt-get install python3-venv)"; exit 1; }; \
+	fi
+	@echo "installing the project and LeRobot 0.6.1 into $(VENV) (first time: a few minutes, torch is large)"
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m robot.commands.demo
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,125 @@
+"""Rig configuration: frozen dataclasses parsed once at the entry point from `hardware_configs/*.yaml`.
+
+Each field says what it is for and its unit; validation names the field, the value and what is
+allowed. `hardware_configs/README.md` explains every field and how to find its value.
+"""
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from robot.errors import ConfigError
+from robot.joints import ARM_NAMES, Role
+from robot.virtual.rig_model import VirtualRigConfig
+
+VIRTUAL_PORT = "virtual"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+HARDWARE_CONFIGS = REPO_ROOT / "hardware_configs"
+DEFAULT_RIG_FILE = HARDWARE_CONFIGS / "virtual.yaml"
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class PortsConfig:
+    """Serial ports of the four arms."""
+
+    # Left follower's serial device, stable across reboots: /dev/serial/by-id/usb-1a86_..._<serial>-if00.
+    # "virtual" means the virtual rig's emulated bus.
+    left_follower: str = VIRTUAL_PORT
+    # Right follower's serial device.
+    right_follower: str = VIRTUAL_PORT
+    # Left leader's serial device; empty for a rig without leaders (policy rollouts only).
+    left_leader: str = VIRTUAL_PORT
+    # Right leader's serial device; empty for a rig without leaders.
+    right_leader: str = VIRTUAL_PORT
+
+    def by_arm(self) -> dict[str, str]:
+        """Arm name -> port, leaving out absent leaders."""
+        ports = {name: getattr(self, name) for name in ARM_NAMES}
+        return {name: port for name, port in ports.items() if port}
+
+
+@dataclass(frozen=True)
+class BusConfig:
+    """Timing of bus transactions on the 30 Hz path."""
+
+    # How long one attempt waits for a motor's status packet, ms (LeRobot waits 50; a healthy
+    # arm answers in under 5 including USB latency).
+    reply_timeout_ms: float = 10.0
+    # Budget for one read on the control path, retries included, ms. A silent motor costs at most
+    # this much of a 33 ms tick before a typed error names it.
+    read_deadline_ms: float = 25.0
+    # How often to read each motor's Status, temperature, load and voltage, s (sync reads drop
+    # error bits, so this is how overload and overheat get noticed). 0 turns polling off.
+    status_poll_period_s: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 < self.reply_timeout_ms <= 1000:
+            raise ConfigError(f"bus.reply_timeout_ms={self.reply_timeout_ms}: expected 0 < value <= 1000")
+        if self.read_deadline_ms < self.reply_timeout_ms:
+            raise ConfigError(
+                f"bus.read_deadline_ms={self.read_deadline_ms}: must be >= bus.reply_timeout_ms"
+                f" ({self.reply_timeout_ms}) so at least one attempt fits"
+            )
+        if self.status_poll_period_s < 0:
+            raise ConfigError(f"bus.status_poll_period_s={self.status_poll_period_s}: must be >= 0")
+
+
+class MismatchPolicy(StrEnum):
+    """What to do when the motors' calibration registers differ from the calibration file."""
+
+    WRITE_FILE = "write_file"  # write the file's values to the motors (LeRobot's "press ENTER")
+    FAIL = "fail"  # stop and ask for so101-calibrate
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    """Where calibration files live, in LeRobot's format and layout."""
+
+    # Root of the calibration files; None means LeRobot's default ($HF_LEROBOT_CALIBRATION,
+    # ~/.cache/huggingface/lerobot/calibration). Followers: <dir>/robots/so_follower/<id>_<side>.json,
+    # leaders: <dir>/teleoperators/so_leader/<id>_<side>.json, exactly as LeRobot's bimanual classes.
+    dir: Path | None = None
+    # When motors disagree with the file at connect: write_file (the usual answer) or fail.
+    on_mismatch: MismatchPolicy = MismatchPolicy.WRITE_FILE
+
+
+@dataclass(frozen=True)
+class RigConfig:
+    """A bimanual SO-101 rig: four arms, their calibration, bus timing, optionally emulated."""
+
+    # Rig id: calibration files are <id>_left.json and <id>_right.json (LeRobot's bimanual naming).
+    id: str = "so101_bimanual"
+    ports: PortsConfig = field(default_factory=PortsConfig)
+    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+    bus: BusConfig = field(default_factory=BusConfig)
+    # The virtual rig (emulated arms): required when any port is "virtual", absent for real arms.
+    virtual: VirtualRigConfig | None = None
+
+    def __post_init__(self) -> None:
+        if not _ID_PATTERN.match(self.id):
+            raise ConfigError(
+                f"id={self.id!r}: use letters, digits, '_', '-' or '.', starting with a letter or digit"
+            )
+        ports = self.ports.by_arm()
+        for name in (f"{side}_{Role.FOLLOWER}" for side in ("left", "right")):
+            if name not in ports:
+                raise ConfigError(f"ports.{name} is empty: a rig needs both followers")
+        virtual_ports = [name for name, port in ports.items() if port == VIRTUAL_PORT]
+        if virtual_ports and self.virtual is None:
+            raise ConfigError(
+                f"ports {', '.join(virtual_ports)} are 'virtual' but the file has no `virtual:` section;"
+                " add one (see hardware_configs/virtual.yaml) or give real device paths"
+            )
+        if self.virtual is not None and len(virtual_ports) != len(ports):
+            real = sorted(set(ports) - set(virtual_ports))
+            raise ConfigError(
+                f"the file has a `virtual:` section but ports {', '.join(real)} are real devices;"
+                " mixing emulated and real arms is not supported: set them to 'virtual' or drop `virtual:`"
+            )
+
+    @property
+    def is_virtual(self) -> bool:
+        """Whether the arms are emulated."""
+        return self.virtual is not None

@@ -1,0 +1,414 @@
+"""An SO-101 arm on LeRobot 0.6.1's `SOFollower`/`SOLeader`, with the bus guarded for a 30 Hz loop.
+
+LeRobot owns the motor table, normalisation, calibration format and configure(); this adapter
+adds what a control loop needs on top (see `GuardedPortHandler` for the port part):
+- reads bounded by a per-call deadline, retries included, that name the silent motor;
+- values from a failed sync read are never used (LeRobot raises; we retry or raise);
+- a status poll (Status, temperature, load, voltage in one sync read), because sync reads of
+  positions drop the error bits;
+- typed errors naming side, role, port and motor, with the next step.
+"""
+
+import contextlib
+import logging
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import scservo_sdk as scs
+import serial
+from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
+from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
+
+from robot.arm import ArmHealth, JointPositions, JointReading, MotorHealth
+from robot.config import BusConfig, CalibrationConfig, MismatchPolicy
+from robot.errors import (
+    ArmConnectionError,
+    ArmRef,
+    BusDisconnectedError,
+    CalibrationError,
+    MotorError,
+    MotorFaultError,
+    MotorMissingError,
+    MotorModelError,
+    MotorTimeoutError,
+    NotAServoBusError,
+    PortNotFoundError,
+)
+from robot.feetech.calibration_files import (
+    arm_calibration_dir,
+    calibration_path,
+    calibration_root,
+    load_calibration,
+)
+from robot.feetech.port import GuardedPortHandler
+from robot.joints import JOINT_NAMES, MOTOR_IDS, Role, Side, arm_name
+from robot.virtual.control_table import MODEL_STS3215, decode_sign_magnitude
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_HEALTH_ADDRESS = 60  # Present_Load(2) Present_Voltage(1) Present_Temperature(1) [64] Status(1)
+_HEALTH_LENGTH = 6
+_DOCTOR = "run so101-doctor"
+
+
+class SO101Arm:
+    """One follower or leader arm. Not thread-safe: one thread drives one arm at a time."""
+
+    def __init__(
+        self,
+        side: Side,
+        role: Role,
+        port: str,
+        *,
+        rig_id: str,
+        calibration: CalibrationConfig,
+        bus: BusConfig,
+    ) -> None:
+        self.side = side
+        self.role = role
+        self.port = port
+        self.rig_id = rig_id
+        self.calibration_config = calibration
+        self.bus_config = bus
+        self.ref = ArmRef(arm_name(side, role), port)
+        root = calibration_root(calibration.dir)
+        self.calibration_file: Path = calibration_path(root, rig_id, side, role)
+        self._calibration_dir = arm_calibration_dir(root, role)
+        self._device: SOFollower | SOLeader | None = None
+        self._health_reader: scs.GroupSyncRead | None = None
+        self._next_poll_s = 0.0
+        self.last_health: ArmHealth | None = None
+
+    @property
+    def name(self) -> str:
+        """e.g. "left_follower"."""
+        return self.ref.name
+
+    def __repr__(self) -> str:
+        return f"SO101Arm({self.ref})"
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def device(self) -> SOFollower | SOLeader:
+        """The LeRobot object (for code that wants LeRobot's own API)."""
+        if self._device is None:
+            raise ArmConnectionError(self.ref, "not connected", "call connect() first")
+        return self._device
+
+    @property
+    def is_connected(self) -> bool:
+        """Whether the port is open."""
+        return self._device is not None and self._device.bus.is_connected
+
+    def connect(self, *, require_calibration: bool = True) -> None:
+        """Open the port, check every motor, apply calibration, configure.
+
+        With `require_calibration=False` (so101-calibrate) a missing calibration file is fine and
+        the motors are not configured; the caller calibrates and then calls `configure()`.
+        """
+        if not Path(self.port).exists():
+            raise PortNotFoundError(
+                self.ref,
+                "no such device",
+                "check the USB cable and power; list ports with `ls -l /dev/serial/by-id/`, or " + _DOCTOR,
+            )
+        have_file = self.calibration_file.exists()
+        if have_file:
+            load_calibration(self.calibration_file)  # a clear error before LeRobot reads it
+        elif require_calibration:
+            raise CalibrationError(
+                f"{self.ref}: no calibration file at {self.calibration_file}. Next: run so101-calibrate"
+            )
+        device = self._make_device()
+        self._install_port_handler(device)
+        try:
+            device.bus.connect(handshake=False)
+        except ConnectionError as e:
+            raise ArmConnectionError(
+                self.ref,
+                f"cannot open the port ({e.__cause__ or e})",
+                "check permissions (the dialout group)",
+            ) from e
+        self._device = device
+        try:
+            self._check_motors()
+            if have_file:
+                self._apply_calibration()
+            if require_calibration:
+                self.configure()
+        except BaseException:
+            self._close_quietly()
+            raise
+
+    def configure(self) -> None:
+        """Run LeRobot's configure: return delay 0, acceleration, PID, gripper torque limits."""
+        self._translate(self.device.configure, motor=None, what="configure the motors")
+
+    def disconnect(self, *, release_torque: bool = True) -> None:
+        """Close the port; by default release torque first (LeRobot retries that 5 times)."""
+        if self._device is None:
+            return
+        try:
+            if self._device.bus.is_connected:
+                self._device.bus.disconnect(disable_torque=release_torque)
+        except (ConnectionError, RuntimeError, OSError, serial.SerialException, termios.error) as e:
+            logger.warning("%s: could not release torque cleanly (%s); closing the port anyway", self.ref, e)
+            self._close_quietly()
+        finally:
+            self._device = None
+
+    def _close_quietly(self) -> None:
+        if self._device is not None:
+            with contextlib.suppress(OSError, AttributeError, serial.SerialException):
+                self._device.bus.port_handler.closePort()
+            self._device = None
+
+    def _make_device(self) -> SOFollower | SOLeader:
+        arm_id = f"{self.rig_id}_{self.side}"
+        if self.role is Role.FOLLOWER:
+            return SOFollower(
+                SOFollowerRobotConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port)
+            )
+        return SOLeader(
+            SOLeaderTeleopConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port)
+        )
+
+    def _install_port_handler(self, device: SOFollower | SOLeader) -> None:
+        bus = device.bus
+        handler = GuardedPortHandler(self.port, self.bus_config.reply_timeout_ms)
+        bus.port_handler = handler
+        # The SDK's group objects hold the port; rebuild them around the guarded one.
+        bus.sync_reader = scs.GroupSyncRead(handler, bus.packet_handler, 0, 0)
+        bus.sync_writer = scs.GroupSyncWrite(handler, bus.packet_handler, 0, 0)
+        self._health_reader = scs.GroupSyncRead(handler, bus.packet_handler, _HEALTH_ADDRESS, _HEALTH_LENGTH)
+
+    def _check_motors(self) -> None:
+        """LeRobot's handshake, with errors that say which motors and what to do."""
+        bus = self.device.bus
+        found: dict[str, int] = {}
+        for joint in JOINT_NAMES:
+            model = self._translate(lambda j=joint: self._ping(MOTOR_IDS[j]), motor=joint, what="ping")
+            if model is not None:
+                found[joint] = model
+        if not found:
+            raise NotAServoBusError(
+                self.ref,
+                "no servo answered (wrong port, arm unpowered, or not a Feetech bus)",
+                "check the arm's power supply and that this port is the arm's controller board; " + _DOCTOR,
+            )
+        missing = [j for j in JOINT_NAMES if j not in found]
+        if missing:
+            ids = ", ".join(f"{j} (id {MOTOR_IDS[j]})" for j in missing)
+            raise MotorMissingError(
+                self.ref, ids, "does not answer", "check that motor's cable and daisy chain; " + _DOCTOR
+            )
+        wrong = {j: m for j, m in found.items() if m != MODEL_STS3215}
+        if wrong:
+            detail = ", ".join(f"{j}: model {m}" for j, m in wrong.items())
+            raise MotorModelError(
+                self.ref,
+                ", ".join(wrong),
+                f"is not an STS3215 (expected model {MODEL_STS3215}; found {detail})",
+                "replace it with an STS3215 or set it up with lerobot-setup-motors",
+            )
+        self._translate(bus._assert_same_firmware, motor=None, what="read firmware versions")
+
+    def _ping(self, motor_id: int, attempts: int = 3) -> int | None:
+        """The motor's model number, or None if it never answers (error bits do not hide it)."""
+        bus = self.device.bus
+        for _ in range(attempts):
+            model, comm, _error = bus.packet_handler.ping(bus.port_handler, motor_id)
+            bus.port_handler.is_using = False
+            if comm == scs.COMM_SUCCESS:
+                return int(model)
+        return None
+
+    def _apply_calibration(self) -> None:
+        device = self.device
+        calibration = load_calibration(self.calibration_file)
+        device.calibration = calibration
+        device.bus.calibration = calibration
+        if self._translate(lambda: device.bus.is_calibrated, motor=None, what="read calibration registers"):
+            return
+        if self.calibration_config.on_mismatch is MismatchPolicy.FAIL:
+            raise CalibrationError(
+                f"{self.ref}: the motors' calibration differs from {self.calibration_file}"
+                " (calibration.on_mismatch=fail). Next: run so101-calibrate,"
+                " or set calibration.on_mismatch=write_file"
+            )
+        logger.warning(
+            "%s: motor calibration differed from %s; wrote the file's values to the motors."
+            " If you replaced a motor, run so101-calibrate.",
+            self.ref,
+            self.calibration_file,
+        )
+
+        def write() -> None:
+            with device.bus.torque_disabled():
+                device.bus.write_calibration(calibration)
+
+        self._translate(write, motor=None, what="write calibration")
+
+    # --- I/O -------------------------------------------------------------------------------
+
+    def read_joints(self) -> JointReading:
+        """Present positions, within `bus.read_deadline_ms` or a MotorTimeoutError."""
+        bus = self.device.bus
+        start = time.monotonic()
+        values, attempts = self._within_deadline(
+            lambda: bus.sync_read("Present_Position", num_retry=0), self._silent_in(bus.sync_reader)
+        )
+        end = time.monotonic()
+        return JointReading(
+            positions={j: float(values[j]) for j in JOINT_NAMES},
+            t_s=(start + end) / 2,
+            bus_time_s=end - start,
+            attempts=attempts,
+        )
+
+    def write_joints(self, goal: JointPositions) -> JointPositions:
+        """Send goal positions (one sync write, no reply); returns what the motors were sent."""
+        bus = self.device.bus
+        unknown = set(goal) - set(JOINT_NAMES)
+        if unknown:
+            raise ValueError(
+                f"{self.ref}: unknown joints {sorted(unknown)}; expected names from {JOINT_NAMES}"
+            )
+        ids = {MOTOR_IDS[j]: float(v) for j, v in goal.items()}
+        steps = bus._unnormalize(ids)
+        for motor_id, value in steps.items():
+            joint = JOINT_NAMES[motor_id - 1]
+            cal = bus.calibration[joint]
+            # The motors clamp goals to their position limits: say so in what we report.
+            steps[motor_id] = max(cal.range_min, min(cal.range_max, value))
+        self._translate(
+            lambda: bus.sync_write(
+                "Goal_Position", {JOINT_NAMES[i - 1]: s for i, s in steps.items()}, normalize=False
+            ),
+            motor=None,
+            what="write goal positions",
+        )
+        sent = bus._normalize(steps)
+        return {JOINT_NAMES[i - 1]: float(v) for i, v in sent.items()}
+
+    def read_health(self) -> ArmHealth:
+        """Status bits, temperature, load and voltage of all six motors in one sync read."""
+        reader = self._health_reader
+        if reader is None:
+            raise ArmConnectionError(self.ref, "not connected", "call connect() first")
+
+        def read() -> dict[str, bytes]:
+            reader.clearParam()
+            for joint in JOINT_NAMES:
+                reader.addParam(MOTOR_IDS[joint])
+            comm = reader.txRxPacket()
+            if comm != scs.COMM_SUCCESS:
+                raise ConnectionError(self.device.bus.packet_handler.getTxRxResult(comm))
+            return {j: bytes(reader.data_dict[MOTOR_IDS[j]]) for j in JOINT_NAMES}
+
+        raw, _ = self._within_deadline(read, self._silent_in(reader))
+        motors = {}
+        for joint, data in raw.items():
+            load = decode_sign_magnitude(int.from_bytes(data[0:2], "little"), 10)
+            motors[joint] = MotorHealth(
+                error_bits=data[5],
+                temperature_c=float(data[3]),
+                load_percent=load / 10.0,
+                voltage_v=data[2] / 10.0,
+            )
+        health = ArmHealth(motors=motors, t_s=time.monotonic())
+        self.last_health = health
+        return health
+
+    def poll_health(self, now_s: float | None = None) -> ArmHealth | None:
+        """`read_health()` at most once per `bus.status_poll_period_s`; None when not due."""
+        period = self.bus_config.status_poll_period_s
+        now = time.monotonic() if now_s is None else now_s
+        if period <= 0 or now < self._next_poll_s:
+            return None
+        self._next_poll_s = now + period
+        return self.read_health()
+
+    def raise_on_faults(self, health: ArmHealth) -> None:
+        """Turn reported error bits into a MotorFaultError naming the first faulty motor."""
+        for joint, errors in health.faults.items():
+            raise MotorFaultError(
+                self.ref,
+                joint,
+                errors,
+                "let it cool down, check for a blocked joint or a squeezed object, then power-cycle the arm",
+            )
+
+    # --- guards ----------------------------------------------------------------------------
+
+    def _silent_in(self, reader: scs.GroupSyncRead) -> Callable[[], str | None]:
+        """After a failed sync read: the first motor with no data is the one that did not answer."""
+
+        def first_silent() -> str | None:
+            for motor_id, data in reader.data_dict.items():
+                if not data and 1 <= motor_id <= len(JOINT_NAMES):
+                    return JOINT_NAMES[motor_id - 1]
+            return None
+
+        return first_silent
+
+    def _within_deadline(
+        self, call: Callable[[], T], silent_motor: Callable[[], str | None]
+    ) -> tuple[T, int]:
+        """Retry `call` on communication failures until the read deadline, then raise."""
+        handler = self.device.bus.port_handler
+        deadline_ms = handler.getCurrentTime() + self.bus_config.read_deadline_ms
+        attempts = 0
+        while True:
+            attempts += 1
+            handler.deadline_ms = deadline_ms
+            try:
+                return self._translate(call, motor=None, what="read"), attempts
+            except MotorTimeoutError as e:
+                failure = e
+            finally:
+                handler.deadline_ms = None
+            if handler.getCurrentTime() >= deadline_ms:
+                motor = silent_motor()
+                raise MotorTimeoutError(
+                    self.ref,
+                    motor,
+                    f"no valid reply within {self.bus_config.read_deadline_ms:.0f} ms"
+                    f" ({attempts} attempts; last: {failure})",
+                    "check that motor's cable and the arm's power; " + _DOCTOR,
+                ) from failure
+
+    def _translate(self, call: Callable[[], T], *, motor: str | None, what: str) -> T:
+        """Run a LeRobot/SDK call, turning its exceptions into typed errors."""
+        handler = self._device.bus.port_handler if self._device else None
+        try:
+            return call()
+        except (serial.SerialException, OSError, termios.error) as e:
+            if isinstance(e, ConnectionError):
+                raise MotorTimeoutError(
+                    self.ref, motor, f"failed to {what}: {e}", "check cables; " + _DOCTOR
+                ) from e
+            raise BusDisconnectedError(
+                self.ref,
+                f"the port went away while trying to {what} ({e})",
+                "check the USB cable, then reconnect",
+            ) from e
+        except RuntimeError as e:
+            if "RxPacketError" in str(e):
+                # A READ/WRITE status packet carried hardware error bits.
+                raise MotorFaultError(
+                    self.ref,
+                    motor or "?",
+                    [str(e).rsplit("]", 1)[-1].strip()],
+                    "power-cycle the arm; " + _DOCTOR,
+                ) from e
+            raise MotorError(self.ref, motor, f"failed to {what}: {e}", _DOCTOR) from e
+        finally:
+            # The SDK leaves its busy flag set when an exception escapes mid-transaction.
+            if handler is not None:
+                handler.is_using = False

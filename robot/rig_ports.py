@@ -1,0 +1,68 @@
+"""Where a rig's arms are: the configured devices, or a virtual rig (running, or started here).
+
+    with rig_ports(config) as found:
+        arm = SO101Arm(Side.LEFT, Role.FOLLOWER, found.ports["left_follower"], ...)
+        if found.control: ...   # the virtual rig's control socket (scripted operator, faults)
+
+A virtual rig already served by `so101-sim` at the configured runtime directory is used as is;
+otherwise one is started for the duration of the block and stopped after it.
+"""
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from robot.config import RigConfig
+from robot.virtual.client import VirtualRigClient, VirtualRigControlError
+from robot.virtual.launcher import VirtualRigProcess
+from robot.virtual.rig_model import default_runtime_dir
+from robot.virtual.server import CONTROL_SOCKET
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FoundPorts:
+    """The arms' ports, and the virtual rig's control socket when the arms are emulated."""
+
+    ports: dict[str, str]  # arm name -> device path
+    control: Path | None  # None on a real rig
+    started_here: bool  # True when this process started the virtual rig
+
+    def client(self) -> VirtualRigClient:
+        """A control connection to the virtual rig."""
+        if self.control is None:
+            raise VirtualRigControlError("this rig is not virtual: there is no control socket")
+        return VirtualRigClient(self.control)
+
+
+def _running(control: Path) -> dict[str, str] | None:
+    if not control.exists():
+        return None
+    try:
+        with VirtualRigClient(control, timeout_s=2.0) as client:
+            return client.ports()
+    except (VirtualRigControlError, OSError):
+        return None
+
+
+@contextmanager
+def rig_ports(config: RigConfig) -> Iterator[FoundPorts]:
+    """Resolve the rig's ports for the duration of the block."""
+    if config.virtual is None:
+        yield FoundPorts(ports=config.ports.by_arm(), control=None, started_here=False)
+        return
+    runtime_dir = config.virtual.runtime_dir or default_runtime_dir()
+    control = runtime_dir / CONTROL_SOCKET
+    ports = _running(control)
+    if ports is not None:
+        logger.info("using the virtual rig already running at %s", runtime_dir)
+        yield FoundPorts(ports=ports, control=control, started_here=False)
+        return
+    with VirtualRigProcess(replace(config.virtual, runtime_dir=runtime_dir)) as process:
+        endpoints = process.endpoints
+        if endpoints is None:  # start() either sets them or raises
+            raise VirtualRigControlError("the virtual rig started without endpoints")
+        yield FoundPorts(ports=endpoints.ports, control=endpoints.control, started_here=True)

@@ -1,0 +1,329 @@
+"""One emulated STS3215: its register image, EEPROM flash, firmware rules and protections.
+
+Firmware rules modelled (from Feetech's memory table and LeRobot's use of it):
+- Present_Position = (actual - Homing_Offset) mod 4096; the goal is clamped to the position
+  limits and reached along the numeric line of the homed frame (single-turn mode never crosses
+  the 4095 -> 0 seam, which is why LeRobot centres each range on 2047).
+- EEPROM (addresses < 40) writes take effect at once but reach flash only while Lock == 0, so a
+  write made while locked is gone after a power cycle.
+- Torque_Enable 1 latches the goal to the present position (no jump); 128 re-homes so the
+  present position reads 2048; overload and overheat protections unload torque when
+  Unloading_Condition says so.
+"""
+
+from dataclasses import dataclass
+
+from robot.virtual.control_table import (
+    EEPROM_END,
+    REGISTERS,
+    RESOLUTION_STEPS,
+    ErrorBit,
+    decode_sign_magnitude,
+    encode_sign_magnitude,
+    factory_image,
+)
+from robot.virtual.physics import Drive, JointModel, JointPhysics
+
+_ACCEL_UNIT_STEPS_S2 = 100.0  # Acceleration register unit
+_CURRENT_UNIT_MA = 6.5  # Present_Current unit
+_STALL_CURRENT_MA = 2700.0  # STS3215 stall current at 12 V
+
+
+# Unnamed addresses are reserved and read-only registers ignore writes, as the firmware does.
+_WRITABLE_ADDRESSES = frozenset(
+    addr for r in REGISTERS.values() if not r.readonly for addr in range(r.address, r.address + r.size)
+)
+
+
+def _u(image: bytearray, name: str) -> int:
+    r = REGISTERS[name]
+    return int.from_bytes(image[r.address : r.address + r.size], "little")
+
+
+def _s(image: bytearray, name: str) -> int:
+    r = REGISTERS[name]
+    raw = _u(image, name)
+    return decode_sign_magnitude(raw, r.sign_bit) if r.sign_bit is not None else raw
+
+
+def _put(image: bytearray, name: str, value: int) -> None:
+    r = REGISTERS[name]
+    raw = encode_sign_magnitude(value, r.sign_bit) if r.sign_bit is not None else value
+    raw &= (1 << (8 * r.size)) - 1
+    image[r.address : r.address + r.size] = raw.to_bytes(r.size, "little")
+
+
+@dataclass(frozen=True)
+class MotorState:
+    """A snapshot of one motor for the control API and tests."""
+
+    motor_id: int
+    actual_steps: float
+    present_position: int
+    goal_position: int
+    torque_enabled: bool
+    load_permille: float
+    temperature_c: float
+    voltage_v: float
+    error_bits: int
+    homing_offset: int
+    min_position_limit: int
+    max_position_limit: int
+    lock: int
+    plugged: bool
+
+
+class Motor:
+    """An STS3215 on a bus: registers in, registers out, mechanics behind them."""
+
+    def __init__(self, motor_id: int, joint: JointModel, *, supply_v: float, t0_s: float) -> None:
+        self.joint = JointPhysics(joint)
+        self.supply_v = supply_v
+        self._image = factory_image()
+        _put(self._image, "ID", motor_id)
+        self.flash = bytes(self._image[:EEPROM_END])
+        self._last_t = t0_s
+        self._overload_timer_s = 0.0
+        self._latched_errors = 0
+        self.forced_errors = 0  # error bits injected by a fault rule until cleared
+        self.hand_actual: float | None = None
+        self.plugged = True
+        self._replug_at_s: float | None = None
+        self._registered: tuple[int, bytes] | None = None  # REG_WRITE waiting for ACTION
+        self.last_reply: bytes | None = None  # for stale-reply faults
+        self._sync_goal_to_present()
+
+    # --- identity -------------------------------------------------------------------------
+
+    @property
+    def motor_id(self) -> int:
+        """The ID the motor answers to."""
+        return _u(self._image, "ID")
+
+    @property
+    def baud_index(self) -> int:
+        """The Baud_Rate register (Feetech's index)."""
+        return _u(self._image, "Baud_Rate")
+
+    @property
+    def replies_to_writes(self) -> bool:
+        """Response_Status_Level 0 answers only READ and PING."""
+        return _u(self._image, "Response_Status_Level") != 0
+
+    @property
+    def return_delay_s(self) -> float:
+        """Return_Delay_Time in seconds (unit 2 µs)."""
+        return _u(self._image, "Return_Delay_Time") * 2e-6
+
+    # --- time -----------------------------------------------------------------------------
+
+    def advance(self, t_s: float) -> None:
+        """Bring the mechanics, protections and derived registers up to time `t_s`."""
+        dt = t_s - self._last_t
+        if dt > 0:
+            self._last_t = t_s
+            self.joint.advance(dt, self._drive())
+            self._protect(dt)
+        self._refresh_derived()
+
+    def _homing(self) -> int:
+        return _s(self._image, "Homing_Offset")
+
+    def present_position(self) -> int:
+        """Present_Position as the firmware reports it."""
+        return round(self.joint.position - self._homing()) % RESOLUTION_STEPS
+
+    def _goal_actual(self) -> float:
+        goal = _s(self._image, "Goal_Position")
+        low, high = _u(self._image, "Min_Position_Limit"), _u(self._image, "Max_Position_Limit")
+        if low < high:
+            goal = max(low, min(high, goal))
+        # Along the numeric line of the homed frame: from where we are, by the homed difference.
+        present = (self.joint.position - self._homing()) % RESOLUTION_STEPS
+        return self.joint.position + (goal - present)
+
+    def _drive(self) -> Drive:
+        torque_on = _u(self._image, "Torque_Enable") == 1
+        limit = min(_u(self._image, "Max_Torque_Limit"), _u(self._image, "Torque_Limit"))
+        if self._latched_errors & ErrorBit.OVERLOAD:
+            limit = min(limit, _u(self._image, "Protective_Torque") * 10)
+        accel = _u(self._image, "Acceleration")
+        return Drive(
+            torque_on=torque_on,
+            goal_actual=self._goal_actual() if torque_on else None,
+            torque_limit_permille=limit,
+            max_speed_steps_s=float(abs(_s(self._image, "Goal_Velocity"))),
+            max_accel_steps_s2=accel * _ACCEL_UNIT_STEPS_S2,
+            p_gain_scale=_u(self._image, "P_Coefficient") / 32.0,
+            hand_actual=self.hand_actual,
+        )
+
+    def _protect(self, dt_s: float) -> None:
+        image = self._image
+        torque_on = _u(image, "Torque_Enable") == 1
+        threshold = _u(image, "Overload_Torque") * 10
+        if torque_on and abs(self.joint.load_permille) >= threshold > 0:
+            self._overload_timer_s += dt_s
+        else:
+            self._overload_timer_s = 0.0
+        if self._overload_timer_s >= _u(image, "Protection_Time") * 0.01:
+            self._latched_errors |= ErrorBit.OVERLOAD
+        if self.joint.temperature_c > _u(image, "Max_Temperature_Limit"):
+            self._latched_errors |= ErrorBit.OVERHEAT
+        unload = _u(image, "Unloading_Condition") & self._latched_errors
+        if unload and torque_on:
+            _put(image, "Torque_Enable", 0)
+
+    def error_bits(self) -> int:
+        """The error byte this motor puts in its status packets right now."""
+        bits = self._latched_errors | self.forced_errors
+        volts = self._voltage_v()
+        if not (
+            _u(self._image, "Min_Voltage_Limit") / 10 <= volts <= _u(self._image, "Max_Voltage_Limit") / 10
+        ):
+            bits |= ErrorBit.VOLTAGE
+        return bits
+
+    def _voltage_v(self) -> float:
+        return self.supply_v - 0.4 * abs(self.joint.load_permille) / 1000.0
+
+    def _refresh_derived(self) -> None:
+        image, joint = self._image, self.joint
+        _put(image, "Present_Position", self.present_position())
+        speed = max(-32767, min(32767, round(joint.velocity)))
+        _put(image, "Present_Velocity", speed)
+        _put(image, "Present_Load", max(-1000, min(1000, round(joint.load_permille))))
+        _put(image, "Present_Voltage", max(0, min(255, round(self._voltage_v() * 10))))
+        _put(image, "Present_Temperature", max(0, min(255, round(joint.temperature_c))))
+        _put(image, "Status", self.error_bits())
+        threshold = _u(image, "Moving_Velocity_Threshold") * 50 / 3
+        _put(image, "Moving", int(abs(joint.velocity) > threshold))
+        current_ma = _STALL_CURRENT_MA * abs(joint.load_permille) / 1000.0
+        _put(image, "Present_Current", min(0x7FFF, round(current_ma / _CURRENT_UNIT_MA)))
+        _put(image, "Goal_Position_2", _u(image, "Goal_Position"))
+
+    # --- register access ------------------------------------------------------------------
+
+    def read(self, address: int, length: int, t_s: float) -> bytes:
+        """READ: `length` bytes from `address` at time `t_s` (zeros past the table)."""
+        self.advance(t_s)
+        return bytes(self._image[address : address + length]).ljust(length, b"\x00")
+
+    def write(self, address: int, data: bytes, t_s: float) -> None:
+        """WRITE: store `data` at `address` with the firmware's side effects."""
+        self.advance(t_s)
+        image = self._image
+        end = min(len(image), address + len(data))
+        old_torque = _u(image, "Torque_Enable")
+        for offset, addr in enumerate(range(address, end)):
+            if addr not in _WRITABLE_ADDRESSES:
+                continue
+            image[addr] = data[offset]
+        if address < EEPROM_END and _u(image, "Lock") == 0:
+            self.flash = bytes(image[:EEPROM_END])
+        if address <= REGISTERS["Torque_Enable"].address < end:
+            self._torque_written(old_torque)
+        self._refresh_derived()
+
+    def _torque_written(self, old_value: int) -> None:
+        value = _u(self._image, "Torque_Enable")
+        if value == 128:
+            # Re-home so the current position reads 2048; torque stays off.
+            offset = round(self.joint.position) - 2048
+            offset = (offset + 2048) % RESOLUTION_STEPS - 2048
+            offset = max(-2047, min(2047, offset))
+            _put(self._image, "Homing_Offset", offset)
+            _put(self._image, "Torque_Enable", 0)
+            return
+        # Writing Torque_Enable re-arms the protections.
+        self._latched_errors = 0
+        self._overload_timer_s = 0.0
+        if value == 1 and old_value != 1:
+            self._sync_goal_to_present()
+
+    def _sync_goal_to_present(self) -> None:
+        _put(self._image, "Goal_Position", self.present_position())
+
+    def reg_write(self, address: int, data: bytes) -> None:
+        """REG_WRITE: hold a write until ACTION."""
+        self._registered = (address, bytes(data))
+
+    def action(self, t_s: float) -> None:
+        """ACTION: apply the held REG_WRITE, if any."""
+        if self._registered is not None:
+            address, data = self._registered
+            self._registered = None
+            self.write(address, data, t_s)
+
+    def factory_reset(self, t_s: float) -> None:
+        """RESET: factory values everywhere except the ID."""
+        motor_id = self.motor_id
+        self.advance(t_s)
+        self._image = factory_image()
+        _put(self._image, "ID", motor_id)
+        self.flash = bytes(self._image[:EEPROM_END])
+        self._sync_goal_to_present()
+        self._refresh_derived()
+
+    def power_cycle(self, t_s: float) -> None:
+        """Lose SRAM: reload EEPROM from flash, factory SRAM, torque off, protections re-armed."""
+        self.advance(t_s)
+        image = factory_image()
+        image[:EEPROM_END] = self.flash
+        self._image = image
+        self._latched_errors = 0
+        self._overload_timer_s = 0.0
+        self._registered = None
+        self._sync_goal_to_present()
+        self._refresh_derived()
+
+    def load_flash(self, flash: bytes) -> None:
+        """Restore EEPROM contents saved by an earlier run (a power-on from persisted state)."""
+        if len(flash) != EEPROM_END:
+            raise ValueError(f"flash image must be {EEPROM_END} bytes, got {len(flash)}")
+        self.flash = bytes(flash)
+        self._image[:EEPROM_END] = self.flash
+        self._sync_goal_to_present()
+        self._refresh_derived()
+
+    def unplug(self, duration_s: float | None, t_s: float) -> None:
+        """Pull the motor's cable; with a duration, it comes back by itself (power-cycled)."""
+        self.plugged = False
+        self._replug_at_s = t_s + duration_s if duration_s else None
+
+    def replug(self, t_s: float) -> None:
+        """Plug the motor back in: it boots from flash."""
+        self.plugged = True
+        self._replug_at_s = None
+        self.power_cycle(t_s)
+
+    def is_plugged(self, t_s: float) -> bool:
+        """Whether the motor is on the bus at `t_s` (a timed unplug ends by itself)."""
+        if not self.plugged and self._replug_at_s is not None and t_s >= self._replug_at_s:
+            self.replug(t_s)
+        return self.plugged
+
+    def set_temperature(self, celsius: float) -> None:
+        """Force the case temperature (an overheating scenario)."""
+        self.joint.temperature_c = celsius
+
+    def state(self, t_s: float) -> MotorState:
+        """A snapshot at time `t_s`."""
+        self.advance(t_s)
+        image = self._image
+        return MotorState(
+            motor_id=self.motor_id,
+            actual_steps=self.joint.position,
+            present_position=self.present_position(),
+            goal_position=_s(image, "Goal_Position"),
+            torque_enabled=_u(image, "Torque_Enable") == 1,
+            load_permille=self.joint.load_permille,
+            temperature_c=self.joint.temperature_c,
+            voltage_v=self._voltage_v(),
+            error_bits=self.error_bits(),
+            homing_offset=self._homing(),
+            min_position_limit=_u(image, "Min_Position_Limit"),
+            max_position_limit=_u(image, "Max_Position_Limit"),
+            lock=_u(image, "Lock"),
+            plugged=self.plugged,
+        )

@@ -1,0 +1,282 @@
+"""The virtual rig's server: every bus on its own pseudo-terminal, plus the control socket.
+
+    client (LeRobot, scservo_sdk) --pty--> PtyPort --bytes--> VirtualRigModel.feed --> emissions
+         ^                                                                                |
+         +------------------------- due-time heap <---------------------------------------+
+    control client --unix socket, JSON lines--> ControlHandler --> model / ports
+
+One thread, one `select()` loop (µs timeouts: epoll rounds to whole ms, too coarse for wire
+timing). Run as a child process so the busy-polling SDK client never fights it for the GIL.
+Prints one JSON line `{"ready": true, "ports": {...}, "control": ...}` on stdout once a ping
+round trip has worked on every port.
+"""
+
+import heapq
+import itertools
+import json
+import logging
+import os
+import selectors
+import signal
+import socket
+import sys
+import termios
+import threading
+import time
+import tty
+from pathlib import Path
+
+from robot.virtual.control import ControlHandler
+from robot.virtual.protocol import Instruction, encode_instruction
+from robot.virtual.pty_port import PtyPort
+from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel, config_from_json, default_runtime_dir
+
+logger = logging.getLogger(__name__)
+CONTROL_SOCKET = "control.sock"
+_FLASH_CHECK_S = 1.0
+_TICK_PLAYING_S = 0.01
+_TICK_IDLE_S = 0.1
+_SELF_TEST_TIMEOUT_S = 10.0
+
+
+class PtyServer:
+    """Serves a `VirtualRigModel` on pseudo-terminals; implements the control API's port ops."""
+
+    def __init__(self, model: VirtualRigModel, runtime_dir: Path) -> None:
+        self.model = model
+        self.runtime_dir = runtime_dir
+        self.control_path = runtime_dir / CONTROL_SOCKET
+        self._ports = {name: PtyPort(runtime_dir / name) for name in model.buses}
+        self._heap: list[tuple[float, int, str, bytes]] = []
+        self._order = itertools.count()
+        self._selector = selectors.SelectSelector()
+        self._listener: socket.socket | None = None
+        self._buffers: dict[socket.socket, bytearray] = {}
+        self._handler = ControlHandler(model, self)
+        self._stop = threading.Event()
+
+    # --- PortOps ---------------------------------------------------------------------------
+
+    def ports(self) -> dict[str, str]:
+        """Bus name -> stable link path."""
+        return {name: str(port.link) for name, port in self._ports.items()}
+
+    def hangup(self, bus: str) -> None:
+        """Close the pty: the client's next read or write fails as if unplugged."""
+        port = self._ports[bus]
+        if port.is_open:
+            self._selector.unregister(port.master_fd)
+            port.close(remove_link=True)
+        self._heap = [item for item in self._heap if item[2] != bus]
+        heapq.heapify(self._heap)
+
+    def reopen(self, bus: str) -> None:
+        """A new pty under the same link (the client must reopen the port)."""
+        port = self._ports[bus]
+        if not port.is_open:
+            port.open()
+            self._selector.register(port.master_fd, selectors.EVENT_READ, ("bus", bus))
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create the ptys, links and the control socket."""
+        self.runtime_dir.mkdir(parents=True, exist_ok=True)
+        for name, port in self._ports.items():
+            port.open()
+            self._selector.register(port.master_fd, selectors.EVENT_READ, ("bus", name))
+        self.control_path.unlink(missing_ok=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.control_path))
+        listener.listen(8)
+        listener.setblocking(False)
+        self._listener = listener
+        self._selector.register(listener, selectors.EVENT_READ, ("listen", ""))
+
+    def stop(self) -> None:
+        """Ask the loop to finish (thread-safe, signal-safe)."""
+        self._stop.set()
+
+    def close(self) -> None:
+        """Remove the ptys, links and socket; keep the motors' flash."""
+        self.model.save_flash()
+        for port in self._ports.values():
+            port.close(remove_link=True)
+        for conn in list(self._buffers):
+            conn.close()
+        if self._listener is not None:
+            self._listener.close()
+        self.control_path.unlink(missing_ok=True)
+        self._selector.close()
+
+    def run(self) -> None:
+        """Serve until `stop()`."""
+        flash = self.model.flash_signature()
+        next_flash_check = time.monotonic() + _FLASH_CHECK_S
+        next_tick = time.monotonic()
+        while not self._stop.is_set():
+            now = time.monotonic()
+            self._deliver_due(now)
+            if now >= next_tick:
+                # Between packets too: the operator's hands move and joints settle, so the first
+                # packet after a pause is answered as fast as any other.
+                try:
+                    self.model.tick(now)
+                except Exception:
+                    logger.exception("virtual rig: error while advancing the mechanics")
+                playing = self.model.operator.status(now).get("playing")
+                next_tick = now + (_TICK_PLAYING_S if playing else _TICK_IDLE_S)
+            timeout = max(0.0, min(0.2, next_tick - now))
+            if self._heap:
+                timeout = max(0.0, min(timeout, self._heap[0][0] - now))
+            for key, _ in self._selector.select(timeout):
+                kind, name = key.data
+                try:
+                    if kind == "bus":
+                        self._on_bus(name)
+                    elif kind == "listen":
+                        self._accept()
+                    else:
+                        self._on_control(key.fileobj)  # type: ignore[arg-type]
+                except Exception:
+                    # An emulator bug must not silently take every port down: log it, keep serving.
+                    logger.exception("virtual rig: error while serving %s %s", kind, name)
+            if now >= next_flash_check:
+                next_flash_check = now + _FLASH_CHECK_S
+                signature = self.model.flash_signature()
+                if signature != flash:
+                    flash = signature
+                    self.model.save_flash()
+
+    def _deliver_due(self, now: float) -> None:
+        while self._heap and self._heap[0][0] <= now:
+            _, _, bus, data = heapq.heappop(self._heap)
+            port = self._ports[bus]
+            if port.is_open:
+                port.write(data)
+
+    def _on_bus(self, bus: str) -> None:
+        port = self._ports[bus]
+        data = port.read()
+        if not data:
+            return
+        baud = port.baud()
+        model_bus = self.model.buses[bus]
+        if baud is not None:
+            model_bus.set_port_baud(baud)
+        for emission in self.model.feed(bus, data, time.monotonic()):
+            heapq.heappush(self._heap, (emission.t_s, next(self._order), bus, emission.data))
+        if model_bus.hung_up:
+            self.hangup(bus)
+
+    def _accept(self) -> None:
+        if self._listener is None:
+            return
+        conn, _ = self._listener.accept()
+        conn.setblocking(True)
+        self._buffers[conn] = bytearray()
+        self._selector.register(conn, selectors.EVENT_READ, ("control", ""))
+
+    def _on_control(self, conn: socket.socket) -> None:
+        chunk = conn.recv(65536)
+        if not chunk:
+            self._selector.unregister(conn)
+            self._buffers.pop(conn, None)
+            conn.close()
+            return
+        buffer = self._buffers[conn]
+        buffer.extend(chunk)
+        while b"\n" in buffer:
+            line, _, rest = bytes(buffer).partition(b"\n")
+            buffer[:] = rest
+            try:
+                request = json.loads(line)
+                reply = self._handler.handle(request) if isinstance(request, dict) else None
+            except json.JSONDecodeError as e:
+                reply = {"ok": False, "error": f"not JSON: {e}"}
+            reply = reply or {"ok": False, "error": "a request is a JSON object with an 'op'"}
+            try:
+                conn.sendall(json.dumps(reply, default=str).encode() + b"\n")
+            except OSError:
+                logger.debug("control client went away before its reply")
+
+
+def self_test(ports: dict[str, str], timeout_s: float = _SELF_TEST_TIMEOUT_S) -> None:
+    """Ping motor 1 through every link, as a client would, or raise RuntimeError."""
+    ping = encode_instruction(1, Instruction.PING)
+    for bus, link in ports.items():
+        fd = os.open(link, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            tty.setraw(fd)
+            attrs = termios.tcgetattr(fd)
+            attrs[4] = attrs[5] = termios.B1000000
+            termios.tcsetattr(fd, termios.TCSANOW, attrs)
+            os.write(fd, ping)
+            deadline = time.monotonic() + timeout_s
+            reply = b""
+            while len(reply) < 6 and time.monotonic() < deadline:
+                try:
+                    reply += os.read(fd, 64)
+                except BlockingIOError:
+                    time.sleep(0.001)
+            if len(reply) < 6:
+                raise RuntimeError(f"virtual bus {bus} did not answer a ping on {link}")
+        finally:
+            os.close(fd)
+
+
+def serve(config: VirtualRigConfig, *, announce=print) -> None:
+    """Run the virtual rig until SIGTERM or SIGINT; `announce` gets the READY JSON line."""
+    runtime_dir = config.runtime_dir or default_runtime_dir()
+    model = VirtualRigModel(config)
+    server = PtyServer(model, runtime_dir)
+    server.start()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: server.stop())
+    ports = server.ports()
+    result: dict[str, object] = {}
+
+    def check() -> None:
+        try:
+            self_test(ports)
+            model.trace.clear()
+            if config.scenario:
+                result["faults"] = model.install_scenario(config.scenario)
+            announce(
+                json.dumps(
+                    {
+                        "ready": True,
+                        "ports": ports,
+                        "control": str(server.control_path),
+                        "pid": os.getpid(),
+                        **result,
+                    }
+                )
+            )
+        except Exception as e:
+            announce(json.dumps({"ready": False, "error": str(e)}))
+            server.stop()
+
+    threading.Thread(target=check, name="self-test", daemon=True).start()
+    try:
+        server.run()
+    finally:
+        server.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m robot.virtual.server '<VirtualRigConfig as JSON>'` (used by the launcher)."""
+    args = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    config = config_from_json(args[0] if args else "{}")
+
+    def announce(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    serve(config, announce=announce)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

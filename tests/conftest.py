@@ -1,0 +1,21 @@
+"""Test-wide isolation: no hub, and every cache LeRobot and Hugging Face touch in a temp dir.
+
+These variables must be set before anything imports `lerobot` (its constants read them at import),
+so they are set at conftest import time, and inherited by every child process a test starts.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+_CACHE_ROOT = Path(tempfile.mkdtemp(prefix="so101-tests-"))
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["HF_HOME"] = str(_CACHE_ROOT / "hf")
+os.environ["HF_LEROBOT_HOME"] = str(_CACHE_ROOT / "lerobot")
+os.environ["HF_LEROBOT_CALIBRATION"] = str(_CACHE_ROOT / "calibration")
+os.environ.setdefault("XDG_RUNTIME_DIR", str(_CACHE_ROOT / "run"))
+Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True)
+# No key from the developer's shell may reach a test by accident.
+os.environ.pop("ANTHROPIC_API_KEY", None)
