@@ -114,7 +114,9 @@ def _record_ranges(
     maxes = dict(mins)
     operator.start_sweep(arm)
     while True:
-        positions = {j: int(v) for j, v in bus.sync_read("Present_Position", joints, normalize=False, num_retry=5).items()}
+        positions = {
+            j: int(v) for j, v in bus.sync_read("Present_Position", joints, normalize=False, num_retry=5).items()
+        }
         for joint, value in positions.items():
             mins[joint] = min(mins[joint], value)
             maxes[joint] = max(maxes[joint], value)

@@ -99,9 +99,7 @@ class RigConfig:
 
     def __post_init__(self) -> None:
         if not _ID_PATTERN.match(self.id):
-            raise ConfigError(
-                f"id={self.id!r}: use letters, digits, '_', '-' or '.', starting with a letter or digit"
-            )
+            raise ConfigError(f"id={self.id!r}: use letters, digits, '_', '-' or '.', starting with a letter or digit")
         ports = self.ports.by_arm()
         for name in (f"{side}_{Role.FOLLOWER}" for side in ("left", "right")):
             if name not in ports:

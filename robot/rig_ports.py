@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from robot.config import RigConfig
+from robot.feetech.calibration_files import calibration_root
 from robot.virtual.client import VirtualRigClient, VirtualRigControlError
 from robot.virtual.launcher import VirtualRigProcess
-from robot.virtual.rig_model import default_runtime_dir
+from robot.virtual.precalibrated import write_calibration_files
+from robot.virtual.rig_model import VirtualRigModel, default_runtime_dir
 from robot.virtual.server import CONTROL_SOCKET
 
 logger = logging.getLogger(__name__)
@@ -48,12 +50,22 @@ def _running(control: Path) -> dict[str, str] | None:
         return None
 
 
+def _ensure_calibration_files(config: RigConfig) -> None:
+    """A pre-calibrated virtual rig comes with LeRobot files, written where none exist yet."""
+    if config.virtual is None or not config.virtual.calibrated:
+        return
+    model = VirtualRigModel(replace(config.virtual, state_dir=None, scenario=None))
+    for path in write_calibration_files(model, calibration_root(config.calibration.dir), config.id):
+        logger.info("wrote a virtual arm's calibration to %s", path)
+
+
 @contextmanager
 def rig_ports(config: RigConfig) -> Iterator[FoundPorts]:
     """Resolve the rig's ports for the duration of the block."""
     if config.virtual is None:
         yield FoundPorts(ports=config.ports.by_arm(), control=None, started_here=False)
         return
+    _ensure_calibration_files(config)
     runtime_dir = config.virtual.runtime_dir or default_runtime_dir()
     control = runtime_dir / CONTROL_SOCKET
     ports = _running(control)

@@ -99,9 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             operator = VirtualCalibrationOperator(found.client()) if found.control else ConsoleOperator(console)
             for name in config.selected():
                 side, role = Side(name.split("_")[0]), Role(name.split("_")[1])
-                arm = SO101Arm(
-                    side, role, found.ports[name], rig_id=rig.id, calibration=rig.calibration, bus=rig.bus
-                )
+                arm = SO101Arm(side, role, found.ports[name], rig_id=rig.id, calibration=rig.calibration, bus=rig.bus)
                 arm.connect(require_calibration=False)
                 try:
                     with Live(console=console, transient=True, auto_refresh=False) as live:

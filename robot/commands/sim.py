@@ -1,4 +1,4 @@
-"""so101-sim: serve the virtual rig's four arms on pseudo-terminals until Ctrl-C.
+r"""so101-sim: serve the virtual rig's four arms on pseudo-terminals until Ctrl-C.
 
     so101-sim
     so101-sim --config_path=hardware_configs/virtual.yaml --rig.virtual.timing=usb --operator=cloth_fold
@@ -45,7 +45,7 @@ class SimConfig:
             raise ConfigError(f"operator={self.operator!r}: expected one of {', '.join(OPERATOR_CHOICES)}")
 
 
-def _announce(config: SimConfig, console: Console):  # noqa: ANN202 - returns the READY callback
+def _announce(config: SimConfig, console: Console):
     def announce(line: str) -> None:
         message = json.loads(line)
         if message.get("ready") and config.operator != "idle":
@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         config = parse_command(SimConfig, argv)
         if config.rig.virtual is None:
-            raise ConfigError("so101-sim needs a rig file with a `virtual:` section, e.g. hardware_configs/virtual.yaml")
+            raise ConfigError(
+                "so101-sim needs a rig file with a `virtual:` section, e.g. hardware_configs/virtual.yaml"
+            )
         virtual = config.rig.virtual
         virtual = replace(virtual, runtime_dir=virtual.runtime_dir or default_runtime_dir())
         serve(virtual, announce=_announce(config, Console(stderr=config.json)))

@@ -15,13 +15,17 @@ import time
 
 import scservo_sdk as scs
 
+# LeRobot's patched SDK timeout: what connect/configure/calibrate wait for a reply, ms.
+SETUP_TIMEOUT_MS = 50.0
+
 
 class GuardedPortHandler(scs.PortHandler):
     """`scs.PortHandler` with input flushing, a per-attempt timeout and a per-call deadline."""
 
-    def __init__(self, port_name: str, reply_timeout_ms: float) -> None:
+    def __init__(self, port_name: str, reply_timeout_ms: float, setup_timeout_ms: float = SETUP_TIMEOUT_MS) -> None:
         super().__init__(port_name)
         self.reply_timeout_ms = reply_timeout_ms
+        self.setup_timeout_ms = setup_timeout_ms
         # Absolute deadline of the current call, in getCurrentTime() milliseconds; None: no deadline.
         self.deadline_ms: float | None = None
         self.stale_bytes_dropped = 0
@@ -35,9 +39,15 @@ class GuardedPortHandler(scs.PortHandler):
             self.ser.reset_input_buffer()
 
     def setPacketTimeout(self, packet_length: int) -> None:  # noqa: N802 - SDK naming
-        """Wait for `packet_length` bytes of wire time plus the reply timeout."""
+        """Wait for `packet_length` bytes of wire time plus the reply timeout.
+
+        Inside a deadline (the control path) an attempt waits `reply_timeout_ms` and the caller
+        retries; outside one (connect, configure, calibration, which LeRobot does not retry) it
+        waits LeRobot's own 50 ms.
+        """
         self.packet_start_time = self.getCurrentTime()
-        self.packet_timeout = self.tx_time_per_byte * packet_length + self.reply_timeout_ms
+        wait_ms = self.reply_timeout_ms if self.deadline_ms is not None else self.setup_timeout_ms
+        self.packet_timeout = self.tx_time_per_byte * packet_length + wait_ms
 
     def isPacketTimeout(self) -> bool:  # noqa: N802 - SDK naming
         """The SDK's per-packet timeout, cut short by the call's deadline."""

@@ -111,12 +111,6 @@ class SO101Arm:
         With `require_calibration=False` (so101-calibrate) a missing calibration file is fine and
         the motors are not configured; the caller calibrates and then calls `configure()`.
         """
-        if not Path(self.port).exists():
-            raise PortNotFoundError(
-                self.ref,
-                "no such device",
-                "check the USB cable and power; list ports with `ls -l /dev/serial/by-id/`, or " + _DOCTOR,
-            )
         have_file = self.calibration_file.exists()
         if have_file:
             load_calibration(self.calibration_file)  # a clear error before LeRobot reads it
@@ -129,11 +123,7 @@ class SO101Arm:
         try:
             device.bus.connect(handshake=False)
         except ConnectionError as e:
-            raise ArmConnectionError(
-                self.ref,
-                f"cannot open the port ({e.__cause__ or e})",
-                "check permissions (the dialout group)",
-            ) from e
+            raise self._open_error(e.__cause__ or e) from e
         self._device = device
         try:
             self._check_motors()
@@ -144,6 +134,20 @@ class SO101Arm:
         except BaseException:
             self._close_quietly()
             raise
+
+    def _open_error(self, cause: BaseException) -> ArmConnectionError:
+        text = str(cause)
+        if "No such file" in text or "Errno 2" in text:
+            return PortNotFoundError(
+                self.ref,
+                "no such device",
+                "check the USB cable and power; list ports with `ls -l /dev/serial/by-id/`, or " + _DOCTOR,
+            )
+        if "Permission denied" in text or "Errno 13" in text:
+            return ArmConnectionError(
+                self.ref, "permission denied", "add yourself to the dialout group (`sudo usermod -aG dialout $USER`)"
+            )
+        return ArmConnectionError(self.ref, f"cannot open the port ({text})", _DOCTOR)
 
     def configure(self) -> None:
         """Run LeRobot's configure: return delay 0, acceleration, PID, gripper torque limits."""
@@ -171,12 +175,8 @@ class SO101Arm:
     def _make_device(self) -> SOFollower | SOLeader:
         arm_id = f"{self.rig_id}_{self.side}"
         if self.role is Role.FOLLOWER:
-            return SOFollower(
-                SOFollowerRobotConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port)
-            )
-        return SOLeader(
-            SOLeaderTeleopConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port)
-        )
+            return SOFollower(SOFollowerRobotConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port))
+        return SOLeader(SOLeaderTeleopConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port))
 
     def _install_port_handler(self, device: SOFollower | SOLeader) -> None:
         bus = device.bus
@@ -276,9 +276,7 @@ class SO101Arm:
         bus = self.device.bus
         unknown = set(goal) - set(JOINT_NAMES)
         if unknown:
-            raise ValueError(
-                f"{self.ref}: unknown joints {sorted(unknown)}; expected names from {JOINT_NAMES}"
-            )
+            raise ValueError(f"{self.ref}: unknown joints {sorted(unknown)}; expected names from {JOINT_NAMES}")
         ids = {MOTOR_IDS[j]: float(v) for j, v in goal.items()}
         steps = bus._unnormalize(ids)
         for motor_id, value in steps.items():
@@ -287,9 +285,7 @@ class SO101Arm:
             # The motors clamp goals to their position limits: say so in what we report.
             steps[motor_id] = max(cal.range_min, min(cal.range_max, value))
         self._translate(
-            lambda: bus.sync_write(
-                "Goal_Position", {JOINT_NAMES[i - 1]: s for i, s in steps.items()}, normalize=False
-            ),
+            lambda: bus.sync_write("Goal_Position", {JOINT_NAMES[i - 1]: s for i, s in steps.items()}, normalize=False),
             motor=None,
             what="write goal positions",
         )
@@ -357,9 +353,7 @@ class SO101Arm:
 
         return first_silent
 
-    def _within_deadline(
-        self, call: Callable[[], T], silent_motor: Callable[[], str | None]
-    ) -> tuple[T, int]:
+    def _within_deadline(self, call: Callable[[], T], silent_motor: Callable[[], str | None]) -> tuple[T, int]:
         """Retry `call` on communication failures until the read deadline, then raise."""
         handler = self.device.bus.port_handler
         deadline_ms = handler.getCurrentTime() + self.bus_config.read_deadline_ms
@@ -390,9 +384,7 @@ class SO101Arm:
             return call()
         except (serial.SerialException, OSError, termios.error) as e:
             if isinstance(e, ConnectionError):
-                raise MotorTimeoutError(
-                    self.ref, motor, f"failed to {what}: {e}", "check cables; " + _DOCTOR
-                ) from e
+                raise MotorTimeoutError(self.ref, motor, f"failed to {what}: {e}", "check cables; " + _DOCTOR) from e
             raise BusDisconnectedError(
                 self.ref,
                 f"the port went away while trying to {what} ({e})",

@@ -91,6 +91,5 @@ def arm_profiles(arm: str, role: Role, seed: int) -> dict[str, JointProfile]:
 def build_motors(profiles: dict[str, JointProfile], role: Role, t0_s: float) -> list[Motor]:
     """Six factory-fresh motors (IDs 1..6, uncalibrated) on one arm's mechanics."""
     return [
-        Motor(MOTOR_IDS[name], joint_model(profiles[name]), supply_v=SUPPLY_V[role], t0_s=t0_s)
-        for name in JOINT_NAMES
+        Motor(MOTOR_IDS[name], joint_model(profiles[name]), supply_v=SUPPLY_V[role], t0_s=t0_s) for name in JOINT_NAMES
     ]

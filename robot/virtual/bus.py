@@ -119,11 +119,7 @@ class VirtualBus:
     # --- protocol -------------------------------------------------------------------------
 
     def _listening(self, t_s: float) -> list[Motor]:
-        return [
-            m
-            for m in self.motors
-            if m.is_plugged(t_s) and BAUD_RATE_BY_INDEX.get(m.baud_index) == self.port_baud
-        ]
+        return [m for m in self.motors if m.is_plugged(t_s) and BAUD_RATE_BY_INDEX.get(m.baud_index) == self.port_baud]
 
     def _handle(self, packet: Packet, t_s: float) -> list[Emission]:
         try:

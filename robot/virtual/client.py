@@ -69,13 +69,9 @@ class VirtualRigClient:
         state = self.request("state", bus=bus)["state"]
         return state[bus] if bus else state
 
-    def play(
-        self, trajectory: str, *, arms: list[str] | None = None, loop: bool = False, speed: float = 1.0
-    ) -> float:
+    def play(self, trajectory: str, *, arms: list[str] | None = None, loop: bool = False, speed: float = 1.0) -> float:
         """Start a trajectory on the operator's hands; returns its duration in seconds."""
-        return float(
-            self.request("play", trajectory=trajectory, arms=arms, loop=loop, speed=speed)["duration_s"]
-        )
+        return float(self.request("play", trajectory=trajectory, arms=arms, loop=loop, speed=speed)["duration_s"])
 
     def stop(self) -> None:
         """Stop the operator (hands stay where they are)."""
@@ -96,6 +92,10 @@ class VirtualRigClient:
     def set_temperature(self, bus: str, motor: int | str, celsius: float) -> None:
         """Force a motor's temperature."""
         self.request("set_temperature", bus=bus, motor=motor, celsius=celsius)
+
+    def poke(self, bus: str, motor: int | str, address: int, data: bytes) -> None:
+        """Overwrite a motor's raw memory (e.g. a wrong Model_Number)."""
+        self.request("poke", bus=bus, motor=motor, address=address, hex=data.hex())
 
     def add_fault(self, rule: dict[str, Any]) -> int:
         """Install a fault rule (the YAML scenario form); returns its index."""

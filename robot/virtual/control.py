@@ -8,7 +8,7 @@
     -> {"op": "nope"}
     <- {"ok": false, "error": "unknown op 'nope'; expected one of ..."}
 
-Operations: ping, ports, state, set_hand, play, stop, operator, set_object, set_temperature,
+Operations: ping, ports, state, set_hand, play, stop, operator, set_object, set_temperature, poke,
 add_fault, clear_faults, faults, power_cycle, unplug, replug, hangup, reopen, trace, trace_clear,
 trace_dump, stats, save_flash. The transport (the pty server) supplies the port operations.
 """
@@ -103,9 +103,7 @@ class ControlHandler:
         if joint not in JOINT_NAMES:
             raise ControlError(f"joint={joint!r}: expected one of {list(JOINT_NAMES)}")
         fraction = request.get("fraction")
-        self.model.operator.set_hand(
-            bus, joint, None if fraction is None else float(fraction), self.model.clock()
-        )
+        self.model.operator.set_hand(bus, joint, None if fraction is None else float(fraction), self.model.clock())
         return {}
 
     def op_play(self, request: Request) -> Reply:
@@ -135,6 +133,12 @@ class ControlHandler:
         """Force a motor's temperature (an overheating scenario)."""
         motor = self.model.buses[self._bus(request)].motor(_motor_id(request))
         motor.set_temperature(float(request["celsius"]))
+        return {}
+
+    def op_poke(self, request: Request) -> Reply:
+        """Overwrite a motor's raw memory at `address` with `hex` bytes (read-only registers too)."""
+        motor = self.model.buses[self._bus(request)].motor(_motor_id(request))
+        motor.poke(int(request["address"]), bytes.fromhex(str(request["hex"])))
         return {}
 
     def op_add_fault(self, request: Request) -> Reply:

@@ -66,9 +66,7 @@ class VirtualRigProcess:
 
     def _require(self) -> VirtualRigEndpoints:
         if self.endpoints is None:
-            raise VirtualRigStartError(
-                "the virtual rig is not running; use it inside `with VirtualRigProcess(...)`"
-            )
+            raise VirtualRigStartError("the virtual rig is not running; use it inside `with VirtualRigProcess(...)`")
         return self.endpoints
 
     def start(self) -> VirtualRigEndpoints:

@@ -120,10 +120,13 @@ class Motor:
     def advance(self, t_s: float) -> None:
         """Bring the mechanics, protections and derived registers up to time `t_s`."""
         dt = t_s - self._last_t
+        drive = self._drive()
         if dt > 0:
             self._last_t = t_s
-            self.joint.advance(dt, self._drive())
+            self.joint.advance(dt, drive)
             self._protect(dt)
+        else:
+            self.joint.update_load(drive)
         self._refresh_derived()
 
     def _homing(self) -> int:
@@ -178,9 +181,7 @@ class Motor:
         """The error byte this motor puts in its status packets right now."""
         bits = self._latched_errors | self.forced_errors
         volts = self._voltage_v()
-        if not (
-            _u(self._image, "Min_Voltage_Limit") / 10 <= volts <= _u(self._image, "Max_Voltage_Limit") / 10
-        ):
+        if not (_u(self._image, "Min_Voltage_Limit") / 10 <= volts <= _u(self._image, "Max_Voltage_Limit") / 10):
             bits |= ErrorBit.VOLTAGE
         return bits
 
@@ -302,6 +303,12 @@ class Motor:
         if not self.plugged and self._replug_at_s is not None and t_s >= self._replug_at_s:
             self.replug(t_s)
         return self.plugged
+
+    def poke(self, address: int, data: bytes) -> None:
+        """Overwrite raw memory, read-only registers included (a wrong model, a bad firmware)."""
+        self._image[address : address + len(data)] = data
+        if address < EEPROM_END:
+            self.flash = bytes(self._image[:EEPROM_END])
 
     def set_temperature(self, celsius: float) -> None:
         """Force the case temperature (an overheating scenario)."""

@@ -61,16 +61,12 @@ class _Playing:
 class ScriptedOperator:
     """Moves the hands of the virtual rig along trajectories, with tremor."""
 
-    def __init__(
-        self, arms: dict[str, VirtualArm], seed: int = 0, tremor_steps: float = TREMOR_STEPS
-    ) -> None:
+    def __init__(self, arms: dict[str, VirtualArm], seed: int = 0, tremor_steps: float = TREMOR_STEPS) -> None:
         self.arms = arms
         self.tremor_steps = tremor_steps
         rng = random.Random(seed)
         self._phases = {
-            (arm, joint): [rng.uniform(0, 2 * math.pi) for _ in _TREMOR_HZ]
-            for arm in arms
-            for joint in JOINT_NAMES
+            (arm, joint): [rng.uniform(0, 2 * math.pi) for _ in _TREMOR_HZ] for arm in arms for joint in JOINT_NAMES
         }
         self._playing: _Playing | None = None
         self._finished: str | None = None
@@ -173,7 +169,5 @@ class ScriptedOperator:
         if not self.tremor_steps:
             return 0.0
         phases = self._phases[(arm, joint)]
-        wave = sum(
-            math.sin(2 * math.pi * hz * t_s + phase) for hz, phase in zip(_TREMOR_HZ, phases, strict=True)
-        )
+        wave = sum(math.sin(2 * math.pi * hz * t_s + phase) for hz, phase in zip(_TREMOR_HZ, phases, strict=True))
         return self.tremor_steps * wave / len(_TREMOR_HZ)

@@ -90,6 +90,10 @@ class JointPhysics:
         if remainder > 0:
             self._settle(remainder, drive)
 
+    def update_load(self, drive: Drive) -> None:
+        """Recompute the load for the present drive (a goal or torque change acts at once)."""
+        self.load_permille = self._load(drive, self._target(drive))
+
     def _settled(self, drive: Drive) -> bool:
         if self.velocity != 0.0:
             return False

@@ -20,6 +20,7 @@ from robot.virtual.bus import Emission, TimingConfig, TimingMode, VirtualBus
 from robot.virtual.control_table import EEPROM_END
 from robot.virtual.faults import FaultRule, load_scenario
 from robot.virtual.operator import CLOTH_CONTACT_FRACTION, ScriptedOperator, VirtualArm
+from robot.virtual.precalibrated import write_motor_calibration
 from robot.virtual.trace import Trace
 from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, to_pose
 
@@ -38,6 +39,9 @@ class VirtualRigConfig:
     scenario: Path | None = None  # YAML file of fault rules to install at start
     seed: int = 0  # seeds per-arm variation and hand tremor
     tremor_steps: float = 1.5  # operator hand noise amplitude, encoder steps
+    # Start with every motor calibrated, as if so101-calibrate had run before (commands then write
+    # the matching LeRobot files where none exist). False: factory-fresh motors.
+    calibrated: bool = False
 
     def __post_init__(self) -> None:
         if self.usb_latency_ms < 0:
@@ -93,6 +97,8 @@ class VirtualRigModel:
             arms[name] = VirtualArm(name, motors, profiles)
         self.arms = arms
         self.operator = ScriptedOperator(arms, seed=config.seed, tremor_steps=config.tremor_steps)
+        if config.calibrated:
+            write_motor_calibration(self)
         self._load_flash()
 
     # --- transport entry point -----------------------------------------------------------
@@ -131,9 +137,7 @@ class VirtualRigModel:
                 for motor, flash_hex in zip(self.buses[bus_name].motors, motors, strict=True):
                     motor.load_flash(bytes.fromhex(flash_hex))
         except (ValueError, KeyError, OSError) as e:
-            logger.warning(
-                "ignoring unreadable virtual motor flash %s (%s); motors start factory-fresh", path, e
-            )
+            logger.warning("ignoring unreadable virtual motor flash %s (%s); motors start factory-fresh", path, e)
 
     def save_flash(self) -> None:
         """Persist every motor's EEPROM flash to `state_dir` (no-op without one)."""
@@ -172,9 +176,7 @@ class VirtualRigModel:
                 leaders = {Side.LEFT: "left_leader", Side.RIGHT: "right_leader"}
                 followers = {Side.LEFT: "left_follower", Side.RIGHT: "right_follower"}
                 return cloth_fold(leaders, followers)
-        raise ValueError(
-            f"unknown trajectory {name!r}; expected calibration_pose, calibration_sweep or cloth_fold"
-        )
+        raise ValueError(f"unknown trajectory {name!r}; expected calibration_pose, calibration_sweep or cloth_fold")
 
     def set_object(self, arm: str, holding: bool) -> None:
         """Put the cloth between a follower's jaws (or take it away)."""

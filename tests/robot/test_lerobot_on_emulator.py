@@ -1,0 +1,121 @@
+"""LeRobot 0.6.1's own SO follower and leader classes, unmodified, against the emulator on a pty.
+
+The person at the arm is played by the virtual rig's scripted operator; LeRobot's prompts are
+answered through `input`, and its "press ENTER to stop" poll through `enter_pressed`.
+"""
+
+import json
+import os
+import time
+from pathlib import Path
+
+import lerobot.motors.motors_bus as motors_bus
+import pytest
+from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
+from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
+
+from robot.virtual.bus import TimingMode
+from robot.virtual.launcher import VirtualRigProcess
+from robot.virtual.rig_model import VirtualRigConfig
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory):
+    runtime = tmp_path_factory.mktemp("rig")
+    with VirtualRigProcess(VirtualRigConfig(runtime_dir=runtime, timing=TimingMode.WIRE)) as process:
+        yield process
+
+
+class ScriptedPerson:
+    """Answers LeRobot's calibration prompts by moving the virtual arm."""
+
+    def __init__(self, client, arm: str) -> None:
+        self.client = client
+        self.arm = arm
+        self.sweep_ends_at = float("inf")
+        self.prompts: list[str] = []
+
+    def input(self, prompt: str = "") -> str:
+        self.prompts.append(prompt)
+        if "middle of its range" in prompt:
+            time.sleep(self.client.play("calibration_pose", arms=[self.arm]) + 0.3)
+            self.sweep_ends_at = time.monotonic() + self.client.play("calibration_sweep", arms=[self.arm]) + 0.2
+        return ""
+
+    def enter_pressed(self) -> bool:
+        return time.monotonic() > self.sweep_ends_at
+
+
+def instruction_sequence(records):
+    """The host's packets, without timestamps or checksums: what a golden trace compares."""
+    sequence = []
+    for record in records:
+        if record["dir"] != "host->bus":
+            continue
+        entry = [record["inst"], record["id"], record.get("register", "")]
+        if record["inst"] == "WRITE":
+            entry.append(record["value"])
+        sequence.append(entry)
+    return sequence
+
+
+@pytest.mark.parametrize(
+    ("bus", "make"),
+    [
+        ("left_follower", lambda port, d: SOFollower(SOFollowerRobotConfig(port=port, id="golden", calibration_dir=d))),
+        ("right_leader", lambda port, d: SOLeader(SOLeaderTeleopConfig(port=port, id="golden", calibration_dir=d))),
+    ],
+)
+def test_lerobot_lifecycle(rig, tmp_path, monkeypatch, bus, make):
+    client = rig.client()
+    person = ScriptedPerson(client, bus)
+    monkeypatch.setattr("builtins.input", person.input)
+    monkeypatch.setattr(motors_bus, "enter_pressed", person.enter_pressed)
+    port = rig.ports[bus]
+
+    # First connect: no calibration file, so LeRobot runs its first-time calibration.
+    device = make(port, tmp_path)
+    device.connect()
+    assert any("middle of its range" in p for p in person.prompts)
+    assert device.is_calibrated
+    saved = json.loads((tmp_path / "golden.json").read_text())
+    pan = saved["shoulder_pan"]
+    assert abs(abs(pan["homing_offset"]) - 1650) < 150  # values like a real SO-101's
+    assert pan["range_max"] - pan["range_min"] > 2000
+    assert (saved["wrist_roll"]["range_min"], saved["wrist_roll"]["range_max"]) == (0, 4095)
+
+    # 100 read and write cycles.
+    is_follower = isinstance(device, SOFollower)
+    for i in range(100):
+        state = device.get_observation() if is_follower else device.get_action()
+        if is_follower:
+            target = dict(state)
+            target["shoulder_pan.pos"] = 10.0 if i < 50 else -10.0
+            device.send_action(target)
+        else:
+            device.send_feedback(state)
+    if is_follower:
+        time.sleep(0.5)
+        assert device.get_observation()["shoulder_pan.pos"] == pytest.approx(-10.0, abs=0.5)
+    device.disconnect()
+    assert not any(m["torque_enabled"] for m in client.state(bus))
+
+    # Reconnect with a matching file: no prompt, no calibration, the same packets every time.
+    person.prompts.clear()
+    client.trace_clear()
+    again = make(port, tmp_path)
+    again.connect()
+    sequence = instruction_sequence(client.trace(bus))
+    assert person.prompts == []
+    assert again.is_calibrated
+    # The same count as a trace of the prototype emulator (notes/servo-emulator.md §4).
+    assert len(sequence) == (117 if is_follower else 84)
+    again.disconnect()
+    golden = GOLDEN / f"lerobot_{'follower' if is_follower else 'leader'}_reconnect.json"
+    if os.environ.get("UPDATE_GOLDEN") == "1":  # regenerate deliberately, then review the diff
+        golden.write_text(json.dumps(sequence, indent=0))
+    assert sequence == json.loads(golden.read_text())
+    client.close()
