@@ -36,10 +36,16 @@ def _split_config_path(argv: list[str]) -> tuple[Path, list[str]]:
     return path, rest
 
 
-def _root_cause(error: BaseException) -> BaseException:
-    while (error.__cause__ or error.__context__) is not None:
-        error = error.__cause__ or error.__context__  # type: ignore[assignment]
-    return error
+def _explain(error: BaseException) -> str:
+    """Our own validation message if one is in the chain, else draccus's (it names the field)."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, RobotError):
+            return str(cause)
+        cause = cause.__cause__ or cause.__context__
+    first_line = str(error).strip().splitlines()[0]
+    underlying = str(error).split("Underlying error is", 1)
+    return first_line + (f" ({underlying[1].strip().strip('"')})" if len(underlying) == 2 else "")
 
 
 def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
@@ -66,9 +72,7 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
         try:
             return draccus.parse(config_cls, config_path=wrapped.name, args=rest)
         except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:
-            cause = _root_cause(e)
-            message = str(cause) if isinstance(cause, ValueError) and cause is not e else str(e)
-            raise ConfigError(f"{path}: {message}") from e
+            raise ConfigError(f"{path}: {_explain(e)}") from e
 
 
 def run_command(main: Callable[[], int | None]) -> int:

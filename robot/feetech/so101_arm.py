@@ -105,6 +105,30 @@ class SO101Arm:
         """Whether the port is open."""
         return self._device is not None and self._device.bus.is_connected
 
+    def open_for_inspection(self) -> None:
+        """Open the port and check the motors, changing nothing on them (so101-doctor).
+
+        The calibration file is not applied and nothing is written, so a wrong port or a
+        mismatched calibration can be reported as found.
+        """
+        device = self._make_device(with_calibration=False)
+        self._install_port_handler(device)
+        try:
+            device.bus.connect(handshake=False)
+        except ConnectionError as e:
+            raise self._open_error(e.__cause__ or e) from e
+        self._device = device
+        try:
+            self._check_motors()
+        except BaseException:
+            self._close_quietly()
+            raise
+
+    def read_motor_calibration(self) -> dict[str, tuple[int, int, int]]:
+        """Each joint's (homing_offset, range_min, range_max) as stored in its motor."""
+        registers = self._translate(self.device.bus.read_calibration, motor=None, what="read calibration registers")
+        return {j: (c.homing_offset, c.range_min, c.range_max) for j, c in registers.items()}
+
     def connect(self, *, require_calibration: bool = True) -> None:
         """Open the port, check every motor, apply calibration, configure.
 
@@ -172,11 +196,16 @@ class SO101Arm:
                 self._device.bus.port_handler.closePort()
             self._device = None
 
-    def _make_device(self) -> SOFollower | SOLeader:
+    def _make_device(self, *, with_calibration: bool = True) -> SOFollower | SOLeader:
         arm_id = f"{self.rig_id}_{self.side}"
+        if not with_calibration:
+            # An id with no file: LeRobot loads nothing (for inspecting an arm whose file may be
+            # broken or belong to another arm).
+            arm_id += ".inspect"
+        calibration_dir = self._calibration_dir
         if self.role is Role.FOLLOWER:
-            return SOFollower(SOFollowerRobotConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port))
-        return SOLeader(SOLeaderTeleopConfig(id=arm_id, calibration_dir=self._calibration_dir, port=self.port))
+            return SOFollower(SOFollowerRobotConfig(id=arm_id, calibration_dir=calibration_dir, port=self.port))
+        return SOLeader(SOLeaderTeleopConfig(id=arm_id, calibration_dir=calibration_dir, port=self.port))
 
     def _install_port_handler(self, device: SOFollower | SOLeader) -> None:
         bus = device.bus

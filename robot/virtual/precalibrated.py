@@ -53,6 +53,8 @@ def write_motor_calibration(model: "VirtualRigModel") -> None:
                 if register.sign_bit is not None:
                     raw = encode_sign_magnitude(raw, register.sign_bit)
                 flash[register.address : register.address + register.size] = raw.to_bytes(register.size, "little")
+            # LeRobot's configure() ran at some earlier connect too: no 500 µs return delay.
+            flash[REGISTERS["Return_Delay_Time"].address] = 0
             motor.load_flash(bytes(flash))
 
 

@@ -1,0 +1,78 @@
+"""so101-doctor: a preflight that answers "will this session produce good data?".
+
+    so101-doctor                                              # the virtual rig
+    so101-doctor --config_path=hardware_configs/so101_bimanual.yaml
+    so101-doctor --config_path=hardware_configs/so101_bimanual.yaml --json=true > doctor.json
+
+One row per check (port, motors, calibration, power, motor status, bus timing per arm; disk; video
+encoder), each pass, warn or fail with the next step. Nothing on the arms is changed. Exit status
+is 1 when any row fails.
+"""
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from robot.cli import parse_command, run_command
+from robot.config import RigConfig
+from robot.doctor import CheckRow, Status, run_checks
+from robot.rig_ports import rig_ports
+
+_STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
+
+
+def _default_dataset_root() -> Path:
+    from lerobot.utils.constants import HF_LEROBOT_HOME
+
+    return HF_LEROBOT_HOME
+
+
+@dataclass(frozen=True)
+class DoctorConfig:
+    """Options of so101-doctor (the rig comes from --config_path)."""
+
+    rig: RigConfig = field(default_factory=RigConfig)
+    # Where datasets will be written, for the free-space check; default LeRobot's $HF_LEROBOT_HOME
+    dataset_root: Path | None = None
+    # Print the rows as JSON instead of a table
+    json: bool = False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of so101-doctor."""
+
+    def body() -> int:
+        config = parse_command(DoctorConfig, argv)
+        console = Console(stderr=config.json)
+        dataset_root = config.dataset_root or _default_dataset_root()
+        with rig_ports(config.rig) as found:
+
+            def show(row: CheckRow) -> None:
+                if not config.json:
+                    console.print(f"  checked {row.subject} {row.check}: [{_STYLE[row.status]}]{row.status}[/]")
+
+            rows = run_checks(config.rig, found.ports, dataset_root, on_row=show)
+        if config.json:
+            print(json.dumps([row.as_dict() for row in rows], indent=2))
+        else:
+            table = Table(title=f"so101-doctor: {config.rig.id}" + (" (virtual rig)" if config.rig.is_virtual else ""))
+            for column in ("subject", "check", "status", "detail", "next step"):
+                table.add_column(column, overflow="fold")
+            for row in rows:
+                status = f"[{_STYLE[row.status]}]{row.status}[/]"
+                table.add_row(row.subject, row.check, status, row.detail, row.next_step)
+            console.print(table)
+        failed = [row for row in rows if row.status is Status.FAIL]
+        if failed and not config.json:
+            console.print(f"[bold red]{len(failed)} check(s) failed[/]: fix them before recording")
+        return 1 if failed else 0
+
+    return run_command(body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

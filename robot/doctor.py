@@ -1,0 +1,266 @@
+"""Preflight checks: will this session produce good data? Each check is a row: pass, warn or fail.
+
+Checks never change the arms (no torque, no calibration writes): an arm is opened for inspection,
+its motors identified, its calibration registers compared with the files, its power, temperatures
+and bus timing measured.
+"""
+
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from robot.config import RigConfig
+from robot.errors import (
+    ArmConnectionError,
+    CalibrationError,
+    MotorError,
+    MotorTimeoutError,
+    PortNotFoundError,
+)
+from robot.feetech.calibration_files import calibration_path, calibration_root, load_calibration
+from robot.feetech.so101_arm import SO101Arm
+from robot.joints import FULL_TURN_JOINT, JOINT_NAMES, Role, Side
+
+BUS_SAMPLES = 100
+MAX_MISSED_FRACTION = 0.05  # reads that ran out of their deadline, beyond which the bus fails
+MIN_SANE_RANGE_STEPS = 800  # a calibrated SO-101 joint spans ~2000-2600 steps
+FOLLOWER_SUPPLY_V = (10.5, 13.5)  # 12 V follower motors
+LEADER_MAX_V = 9.0  # leader motors are 7.4 V parts, usually fed 5 V
+WARM_C, HOT_C = 50.0, 60.0
+MIN_FREE_GB, WARN_FREE_GB = 2.0, 10.0
+
+
+class Status(StrEnum):
+    """The verdict of one check."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One line of the doctor's table."""
+
+    subject: str  # e.g. "left_follower", "disk"
+    check: str  # e.g. "motors", "calibration"
+    status: Status
+    detail: str
+    next_step: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        """JSON-friendly form."""
+        return {k: str(v) for k, v in asdict(self).items()}
+
+
+def _arm(name: str, port: str, rig: RigConfig) -> SO101Arm:
+    side, role = Side(name.split("_")[0]), Role(name.split("_")[1])
+    return SO101Arm(side, role, port, rig_id=rig.id, calibration=rig.calibration, bus=rig.bus)
+
+
+def _file_calibrations(rig: RigConfig) -> dict[str, dict[str, tuple[int, int, int]] | CalibrationError]:
+    root = calibration_root(rig.calibration.dir)
+    found: dict[str, dict[str, tuple[int, int, int]] | CalibrationError] = {}
+    for name in rig.ports.by_arm():
+        side, role = Side(name.split("_")[0]), Role(name.split("_")[1])
+        try:
+            calibration = load_calibration(calibration_path(root, rig.id, side, role))
+            found[name] = {j: (c.homing_offset, c.range_min, c.range_max) for j, c in calibration.items()}
+        except CalibrationError as e:
+            found[name] = e
+    return found
+
+
+def check_arm(name: str, port: str, rig: RigConfig, files: dict) -> list[CheckRow]:
+    """Port, motors, calibration, power, temperature and bus timing of one arm."""
+    arm = _arm(name, port, rig)
+    try:
+        arm.open_for_inspection()
+    except PortNotFoundError as e:
+        return [CheckRow(name, "port", Status.FAIL, f"{port}: no such device", _next(e))]
+    except (ArmConnectionError, MotorError) as e:
+        return [
+            CheckRow(name, "port", Status.PASS, port),
+            CheckRow(name, "motors", Status.FAIL, _problem(e), _next(e)),
+        ]
+    try:
+        rows = [
+            CheckRow(name, "port", Status.PASS, port),
+            CheckRow(name, "motors", Status.PASS, "6 x STS3215 (ids 1-6), one firmware version"),
+            _check_calibration(name, arm, files, rig),
+        ]
+        rows.extend(_check_health(name, arm))
+        rows.append(_check_bus(name, arm))
+        return rows
+    except (ArmConnectionError, MotorError) as e:
+        return [CheckRow(name, "bus", Status.FAIL, _problem(e), _next(e))]
+    finally:
+        arm.disconnect(release_torque=False)
+
+
+def _problem(error: Exception) -> str:
+    return str(error).split(". Next: ")[0]
+
+
+def _next(error: Exception) -> str:
+    text = str(error)
+    return text.split(". Next: ", 1)[1] if ". Next: " in text else "run so101-doctor again after fixing"
+
+
+def _check_calibration(name: str, arm: SO101Arm, files: dict, rig: RigConfig) -> CheckRow:
+    mine = files.get(name)
+    if isinstance(mine, CalibrationError):
+        return CheckRow(name, "calibration", Status.FAIL, _problem(mine), _next(mine))
+    motors = arm.read_motor_calibration()
+    narrow = [
+        j for j in JOINT_NAMES if j != FULL_TURN_JOINT and mine and mine[j][2] - mine[j][1] < MIN_SANE_RANGE_STEPS
+    ]
+    if motors == mine:
+        if narrow:
+            return CheckRow(
+                name,
+                "calibration",
+                Status.WARN,
+                f"{', '.join(narrow)}: range under {MIN_SANE_RANGE_STEPS} steps",
+                "run so101-calibrate and move each joint through its whole travel",
+            )
+        return CheckRow(name, "calibration", Status.PASS, f"{arm.calibration_file.name} matches the motors")
+    for other, theirs in files.items():
+        if other != name and theirs == motors:
+            return CheckRow(
+                name,
+                "calibration",
+                Status.FAIL,
+                f"the motors on {arm.port} carry {other}'s calibration",
+                f"the {name} and {other} ports are probably swapped in the rig file: swap them",
+            )
+    if rig.calibration.on_mismatch == "fail":
+        return CheckRow(name, "calibration", Status.FAIL, "motors differ from the file", "run so101-calibrate")
+    return CheckRow(
+        name,
+        "calibration",
+        Status.WARN,
+        "motors differ from the file; it will be written to them at connect",
+        "if a motor was replaced, run so101-calibrate",
+    )
+
+
+def _check_health(name: str, arm: SO101Arm) -> list[CheckRow]:
+    health = arm.read_health()
+    volts = [m.voltage_v for m in health.motors.values()]
+    low, high = min(volts), max(volts)
+    faults = health.faults
+    if arm.role is Role.FOLLOWER:
+        ok = FOLLOWER_SUPPLY_V[0] <= low and high <= FOLLOWER_SUPPLY_V[1]
+        power = CheckRow(
+            name,
+            "power",
+            Status.PASS if ok else Status.FAIL,
+            f"{low:.1f}-{high:.1f} V",
+            "" if ok else "the follower needs its 12 V supply: check the adapter and its connector",
+        )
+    else:
+        ok = high <= LEADER_MAX_V
+        power = CheckRow(
+            name,
+            "power",
+            Status.PASS if ok else Status.FAIL,
+            f"{low:.1f}-{high:.1f} V",
+            "" if ok else "leader motors are 7.4 V parts: use the 5 V supply, not 12 V",
+        )
+    hottest = max(health.motors.items(), key=lambda item: item[1].temperature_c)
+    temperature = hottest[1].temperature_c
+    if faults:
+        detail = "; ".join(f"{j}: {', '.join(e)}" for j, e in faults.items())
+        heat = CheckRow(
+            name,
+            "motor status",
+            Status.FAIL,
+            detail,
+            "let the motors cool, free any blocked joint, power-cycle the arm",
+        )
+    elif temperature >= HOT_C:
+        heat = CheckRow(
+            name, "motor status", Status.WARN, f"{hottest[0]} at {temperature:.0f} C", "let it cool before recording"
+        )
+    else:
+        heat = CheckRow(name, "motor status", Status.PASS, f"no errors, hottest {temperature:.0f} C")
+    return [power, heat]
+
+
+def _check_bus(name: str, arm: SO101Arm, samples: int = BUS_SAMPLES) -> CheckRow:
+    bus = arm.device.bus
+    times, retries, missed = [], 0, 0
+    for _ in range(samples):
+        start = time.perf_counter()
+        try:
+            _, attempts = arm._within_deadline(
+                lambda: bus.sync_read("Present_Position", normalize=False, num_retry=0),
+                arm._silent_in(bus.sync_reader),
+            )
+            retries += attempts - 1
+        except MotorTimeoutError:
+            missed += 1
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    p50, p99 = statistics.median(times), times[int(0.99 * (len(times) - 1))]
+    detail = f"sync read p50 {p50:.2f} ms, p99 {p99:.2f} ms; {retries} retries, {missed} missed of {samples}"
+    fix = "check the USB cable and hub; set the adapter's latency timer to 1 ms; close CPU-heavy programs"
+    if missed > samples * MAX_MISSED_FRACTION:
+        return CheckRow(name, "bus", Status.FAIL, detail, fix)
+    if missed or retries > samples * 0.01 or p99 > arm.bus_config.read_deadline_ms:
+        return CheckRow(name, "bus", Status.WARN, detail, fix)
+    return CheckRow(name, "bus", Status.PASS, detail)
+
+
+def check_disk(folder: Path) -> CheckRow:
+    """Free space where datasets go."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    free_gb = shutil.disk_usage(existing).free / 1e9
+    detail = f"{free_gb:.1f} GB free at {existing}"
+    if free_gb < MIN_FREE_GB:
+        return CheckRow(
+            "disk", "free space", Status.FAIL, detail, "free some space: a session of 50 episodes needs ~2 GB"
+        )
+    if free_gb < WARN_FREE_GB:
+        return CheckRow("disk", "free space", Status.WARN, detail, "less than 10 GB left")
+    return CheckRow("disk", "free space", Status.PASS, detail)
+
+
+def check_encoder() -> CheckRow:
+    """A video encoder LeRobot's writer can use (through PyAV)."""
+    try:
+        import av
+
+        codecs = av.codecs_available
+    except ImportError as e:
+        return CheckRow("video", "encoder", Status.FAIL, f"PyAV missing: {e}", "reinstall: make setup")
+    usable = [c for c in ("libsvtav1", "h264", "libx264") if c in codecs]
+    if not usable:
+        return CheckRow("video", "encoder", Status.FAIL, "no AV1 or H.264 encoder in PyAV", "reinstall av")
+    return CheckRow("video", "encoder", Status.PASS, ", ".join(usable))
+
+
+def run_checks(
+    rig: RigConfig, ports: dict[str, str], dataset_root: Path, on_row: Callable[[CheckRow], None] | None = None
+) -> list[CheckRow]:
+    """Every check, in table order; `on_row` sees each row as soon as it is known."""
+    rows: list[CheckRow] = []
+
+    def add(new: list[CheckRow]) -> None:
+        for row in new:
+            rows.append(row)
+            if on_row:
+                on_row(row)
+
+    files = _file_calibrations(rig)
+    for name, port in ports.items():
+        add(check_arm(name, port, rig, files))
+    add([check_disk(dataset_root), check_encoder()])
+    return rows
