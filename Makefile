@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml .ci/find_python.sh
 	@touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m robot.commands.demo
+	$(VENV)/bin/so101-demo
 
 test: $(STAMP)
 	$(PY) -m pytest
