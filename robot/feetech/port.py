@@ -7,10 +7,16 @@ The vendor SDK (`scservo_sdk.PortHandler`, which LeRobot's `FeetechMotorsBus` us
   so a silent motor stalls the loop for ~170 ms;
 - measures time with the wall clock.
 
+- busy-polls a non-blocking read while it waits, burning a CPU core per port (two arms and two
+  leaders on a 2-core machine starve each other and the encoder).
+
 This subclass resets the input buffer before each transaction, waits `reply_timeout_ms` per
-attempt, honours an absolute per-call deadline set by the caller, and uses monotonic time.
+attempt, honours an absolute per-call deadline set by the caller, uses monotonic time, and
+sleeps in `select()` until bytes arrive instead of spinning (the GIL is free meanwhile, so
+several arms can be driven from several threads at once).
 """
 
+import select
 import time
 
 import scservo_sdk as scs
@@ -55,6 +61,19 @@ class GuardedPortHandler(scs.PortHandler):
             self.packet_timeout = 0
             return True
         return super().isPacketTimeout()
+
+    def readPort(self, length: int) -> bytes:  # noqa: N802 - SDK naming
+        """Wait (without spinning) until bytes arrive or the attempt's time is up, then read."""
+        ser = self.ser
+        fileno = getattr(ser, "fileno", None)
+        if fileno is not None and not ser.in_waiting:
+            now = self.getCurrentTime()
+            remaining_ms = self.packet_timeout - (now - self.packet_start_time)
+            if self.deadline_ms is not None:
+                remaining_ms = min(remaining_ms, self.deadline_ms - now)
+            if remaining_ms > 0:
+                select.select([fileno()], [], [], remaining_ms / 1000.0)
+        return ser.read(length)
 
     def getCurrentTime(self) -> float:  # noqa: N802 - SDK naming
         """Milliseconds on the monotonic clock (the SDK uses the wall clock, which can jump)."""
