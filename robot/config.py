@@ -11,6 +11,7 @@ from pathlib import Path
 
 from robot.errors import ConfigError
 from robot.joints import ARM_NAMES, Role
+from robot.safety.config import SafetyConfig
 from robot.virtual.rig_model import VirtualRigConfig
 
 VIRTUAL_PORT = "virtual"
@@ -94,6 +95,7 @@ class RigConfig:
     ports: PortsConfig = field(default_factory=PortsConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     bus: BusConfig = field(default_factory=BusConfig)
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
     # The virtual rig (emulated arms): required when any port is "virtual", absent for real arms.
     virtual: VirtualRigConfig | None = None
 

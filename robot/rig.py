@@ -1,0 +1,308 @@
+"""The bimanual rig: two followers, optional leaders and cameras, with the safety layer in front.
+
+    with BimanualRig(config, ports, cameras=cameras) as rig:
+        obs = rig.observe()                  # 12 follower joints (+ leaders), synced frames
+        sent = rig.act(obs.leader_action())  # guarded, written to both followers at once
+
+    act(action) -> watchdog verdict? -> HOLD: resend the hold pose
+                                     -> REST: raise SafetyStopError (exit then rests and releases)
+                -> e-stop pressed?   -> freeze, raise SafetyStopError
+                -> ActionGuard per arm (NaN, limits, step, velocity) -> both buses concurrently
+
+Connect is all-or-nothing: a failure disconnects (torque released) whatever was connected. Exit
+always leaves the followers safe: holding, or moved slowly to the pose they started in and then
+released (`safety.on_exit`; a watchdog stop or an e-stop always rests and releases).
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+
+from robot.arm import ArmHealth, JointReading
+from robot.arm_pool import ArmPool
+from robot.config import RigConfig
+from robot.errors import RobotError
+from robot.feetech.so101_arm import SO101Arm
+from robot.joints import JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.safety.config import ExitMode
+from robot.safety.engage import BODY
+from robot.safety.guard import ActionGuard, SafetyEvent
+from robot.safety.limits import limits_from_calibration
+from robot.safety.ramp import max_difference, step_toward
+from robot.safety.watchdog import Verdict, Watchdog, WatchdogDecision
+
+logger = logging.getLogger(__name__)
+REST_TOLERANCE_DEG = 1.0
+REST_TIMEOUT_S = 15.0
+REST_SETTLE_S = 2.0  # after the last goal, how long to wait for the joints to arrive
+_REST_FPS = 30.0
+
+
+class SafetyStopError(RobotError):
+    """The session must end: an e-stop, or the watchdog sent the followers to rest."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One tick's view of the rig."""
+
+    t_s: float  # monotonic time the observation is for
+    followers: dict[Side, JointReading]
+    leaders: dict[Side, JointReading]
+    bus_time_s: float  # how long reading every arm took (they are read concurrently)
+    frames: object | None = None  # synced camera frames, when the rig has cameras
+
+    def state(self) -> dict[str, float]:
+        """The 12 follower joint positions, LeRobot's `left_shoulder_pan.pos` keys."""
+        return _flatten(self.followers)
+
+    def leader_action(self) -> dict[str, float]:
+        """The 12 leader joint positions as an action, same keys."""
+        if not self.leaders:
+            raise RobotError("this rig has no leader arms")
+        return _flatten(self.leaders)
+
+
+def _flatten(readings: Mapping[Side, JointReading]) -> dict[str, float]:
+    return {joint_key(side, j): readings[side].positions[j] for side in Side for j in JOINT_NAMES}
+
+
+def split_action(action: Mapping[str, float]) -> dict[Side, dict[str, float]]:
+    """A 12-key action as one goal per side."""
+    missing = [joint_key(s, j) for s in Side for j in JOINT_NAMES if joint_key(s, j) not in action]
+    if missing:
+        raise ValueError(f"action lacks {', '.join(missing)}")
+    return {side: {j: float(action[joint_key(side, j)]) for j in JOINT_NAMES} for side in Side}
+
+
+@dataclass
+class RigCounters:
+    """What the safety layer did during the session."""
+
+    events: list[SafetyEvent] = field(default_factory=list)
+    held_ticks: int = 0
+    read_failures: int = 0
+
+
+class BimanualRig:
+    """Two SO-101 followers (and leaders) as one device. Methods are called from one thread."""
+
+    def __init__(
+        self,
+        config: RigConfig,
+        ports: Mapping[str, str],
+        *,
+        with_leaders: bool = True,
+        cameras: Sequence[object] = (),
+    ) -> None:
+        self.config = config
+        self.safety = config.safety
+        names = [arm_name(side, Role.FOLLOWER) for side in Side]
+        if with_leaders:
+            names += [arm_name(side, Role.LEADER) for side in Side if arm_name(side, Role.LEADER) in ports]
+        self.arms: dict[str, SO101Arm] = {
+            name: SO101Arm(
+                Side(name.split("_")[0]),
+                Role(name.split("_")[1]),
+                ports[name],
+                rig_id=config.id,
+                calibration=config.calibration,
+                bus=config.bus,
+            )
+            for name in names
+        }
+        self.cameras = list(cameras)
+        self.pool = ArmPool(len(self.arms))
+        self.guards: dict[Side, ActionGuard] = {}
+        self.watchdogs = {side: Watchdog(arm_name(side, Role.FOLLOWER), self.safety) for side in Side}
+        self.rest_pose: dict[Side, dict[str, float]] = {}
+        self.counters = RigCounters()
+        self.last_decision = WatchdogDecision(Verdict.OK)
+        self._estop = threading.Event()
+        self._stop_reason: str | None = None
+        self._hold_pose: dict[Side, dict[str, float]] | None = None
+        self._stack: ExitStack | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def follower(self, side: Side) -> SO101Arm:
+        """The follower arm of one side."""
+        return self.arms[arm_name(side, Role.FOLLOWER)]
+
+    @property
+    def has_leaders(self) -> bool:
+        """Whether leader arms are connected."""
+        return any(arm.role is Role.LEADER for arm in self.arms.values())
+
+    def connect(self) -> None:
+        """Connect every arm and camera; on any failure, undo what was done and re-raise."""
+        with ExitStack() as stack:
+            for arm in self.arms.values():
+                arm.connect()
+                stack.callback(arm.disconnect, release_torque=True)
+            for camera in self.cameras:
+                camera.connect()  # type: ignore[attr-defined]
+                stack.callback(camera.disconnect)  # type: ignore[attr-defined]
+            self._arm_safety()
+            self._stack = stack.pop_all()
+
+    def _arm_safety(self) -> None:
+        start = self.pool.run({name: arm.read_joints for name, arm in self.arms.items()})
+        now = time.monotonic()
+        for side in Side:
+            arm = self.follower(side)
+            ranges = {j: (c.range_min, c.range_max) for j, c in arm.device.bus.calibration.items()}
+            limits = limits_from_calibration(
+                ranges,
+                margin_deg=self.safety.limit_margin_deg,
+                gripper_margin_percent=self.safety.gripper_margin_percent,
+            )
+            positions = start[arm.name].positions
+            self.guards[side] = ActionGuard(arm.name, limits, self.safety, positions)
+            self.guards[side].reset(positions, now)
+            # LeRobot assumes an arm is in its rest pose at connect: that is where it goes back.
+            self.rest_pose[side] = {j: limits.clamp(j, v) for j, v in positions.items()}
+
+    def disconnect(self) -> None:
+        """Leave the followers safe (per `safety.on_exit`), then close everything."""
+        if self._stack is None:
+            return
+        try:
+            rest = self.safety.on_exit is ExitMode.REST_THEN_RELEASE or self._stop_reason is not None
+            if rest:
+                try:
+                    self.go_to_rest()
+                except RobotError as e:
+                    logger.error("could not move the followers to rest (%s); releasing torque where they are", e)
+            for arm in self.arms.values():
+                arm.disconnect(release_torque=rest or arm.role is Role.LEADER)
+        finally:
+            stack, self._stack = self._stack, None
+            stack.pop_all()  # the arms are closed above; cameras below
+            for camera in self.cameras:
+                try:
+                    camera.disconnect()  # type: ignore[attr-defined]
+                except Exception as e:
+                    logger.warning("camera did not close cleanly: %s", e)
+            self.pool.close()
+
+    def __enter__(self) -> "BimanualRig":
+        self.connect()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.disconnect()
+
+    # --- observing -------------------------------------------------------------------------
+
+    def observe(self) -> Observation:
+        """Read every arm at once; followers also poll their health when it is due."""
+        start = time.monotonic()
+
+        def read(arm: SO101Arm) -> tuple[JointReading, ArmHealth | None]:
+            reading = arm.read_joints()
+            health = arm.poll_health(start) if arm.role is Role.FOLLOWER else None
+            return reading, health
+
+        results = self.pool.run({name: (lambda a=arm: read(a)) for name, arm in self.arms.items()})
+        bus_time = time.monotonic() - start
+        self._watch({name: health for name, (_, health) in results.items()})
+        readings = {name: reading for name, (reading, _) in results.items()}
+        followers = {side: readings[arm_name(side, Role.FOLLOWER)] for side in Side}
+        leaders = {
+            side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
+        }
+        return Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time)
+
+    def _watch(self, polls: Mapping[str, ArmHealth | None]) -> None:
+        decisions = [self.last_decision if self.last_decision.verdict is Verdict.REST else WatchdogDecision(Verdict.OK)]
+        for side in Side:
+            health = polls.get(self.follower(side).name)
+            watchdog = self.watchdogs[side]
+            decisions.append(watchdog.update(health) if health is not None else watchdog.decision)
+        self.last_decision = max(decisions, key=lambda d: d.verdict)
+
+    # --- acting ----------------------------------------------------------------------------
+
+    def estop(self) -> None:
+        """Software e-stop (thread-safe): the next `act` freezes the followers and stops the session."""
+        self._estop.set()
+
+    def act(self, action: Mapping[str, float]) -> dict[str, float]:
+        """Send a 12-key action through the safety layer; returns what was sent.
+
+        Raises:
+            SafetyStopError: after an e-stop or a watchdog REST verdict (the followers were frozen).
+        """
+        if self._stop_reason is not None:
+            raise SafetyStopError(f"the rig is stopped ({self._stop_reason})")
+        if self._estop.is_set():
+            self._freeze("e-stop")
+        decision = self.last_decision
+        if decision.verdict is Verdict.REST:
+            self._freeze(decision.reason)
+        if decision.verdict is Verdict.HOLD:
+            return self._hold()
+        self._hold_pose = None
+        goals = split_action(action)
+        now = time.monotonic()
+        results = {side: self.guards[side].filter(goals[side], now) for side in Side}
+        for result in results.values():
+            self.counters.events.extend(result.events)
+        sent = self.pool.run(
+            {
+                arm_name(side, Role.FOLLOWER): (lambda s=side: self.follower(s).write_joints(results[s].sent))
+                for side in Side
+            }
+        )
+        return {joint_key(side, j): sent[arm_name(side, Role.FOLLOWER)][j] for side in Side for j in JOINT_NAMES}
+
+    def _hold(self) -> dict[str, float]:
+        """Keep the followers where they were when the hold began."""
+        if self._hold_pose is None:
+            self._hold_pose = {side: dict(self.guards[side].last_sent) for side in Side}
+        self.counters.held_ticks += 1
+        pose = self._hold_pose
+        self.pool.run(
+            {arm_name(side, Role.FOLLOWER): (lambda s=side: self.follower(s).write_joints(pose[s])) for side in Side}
+        )
+        return {joint_key(side, j): pose[side][j] for side in Side for j in JOINT_NAMES}
+
+    def _freeze(self, reason: str) -> None:
+        """Command the present positions (stop moving now) and end the session."""
+        self._stop_reason = reason
+        present = self.pool.run({self.follower(s).name: self.follower(s).read_joints for s in Side})
+        self.pool.run({name: (lambda n=name: self.arms[n].write_joints(present[n].positions)) for name in present})
+        for side in Side:
+            self.guards[side].reset(present[self.follower(side).name].positions, time.monotonic())
+        raise SafetyStopError(f"followers frozen: {reason}")
+
+    def go_to_rest(self) -> None:
+        """Move both followers to their rest pose at the ramp speed (blocking), torque kept on."""
+        step = self.safety.ramp_speed_deg_s / _REST_FPS
+        goals = {side: dict(self.guards[side].last_sent) for side in Side}
+        deadline = time.monotonic() + REST_TIMEOUT_S
+        period = 1.0 / _REST_FPS
+        while time.monotonic() < deadline:
+            goals = {side: step_toward(goals[side], self.rest_pose[side], step) for side in Side}
+            self.pool.run(
+                {self.follower(s).name: (lambda s=s, g=goals: self.follower(s).write_joints(g[s])) for s in Side}
+            )
+            time.sleep(period)
+            if all(max_difference(goals[s], self.rest_pose[s]) < 1e-6 for s in Side):
+                break
+        settle_until = time.monotonic() + REST_SETTLE_S
+        while True:
+            present = self.pool.run({self.follower(s).name: self.follower(s).read_joints for s in Side})
+            arrived = all(
+                max_difference(present[self.follower(s).name].positions, self.rest_pose[s], BODY) < REST_TOLERANCE_DEG
+                for s in Side
+            )
+            if arrived or time.monotonic() > settle_until:
+                break
+            time.sleep(period)
+        for side in Side:
+            self.guards[side].reset(present[self.follower(side).name].positions, time.monotonic())

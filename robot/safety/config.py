@@ -1,0 +1,73 @@
+"""Safety settings: on by default, every field with its unit and reason."""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from robot.errors import ConfigError
+
+
+class ExitMode(StrEnum):
+    """What the followers do when a session ends (normally, on Ctrl-C, or on an error)."""
+
+    HOLD = "hold"  # keep torque on where they are (an arm holding something must not drop it)
+    REST_THEN_RELEASE = "rest_then_release"  # move to the rest pose slowly, then release torque
+
+
+@dataclass(frozen=True)
+class SafetyConfig:
+    """Limits applied to every command before it reaches a follower."""
+
+    # Stay this far inside each joint's calibrated range, degrees (LeRobot applies none).
+    limit_margin_deg: float = 2.0
+    # Same for the gripper, in percent of its range.
+    gripper_margin_percent: float = 1.0
+    # Largest change of one joint's goal in one command, degrees (LeRobot's max_relative_target, off by default there).
+    max_step_deg: float = 12.0
+    # Largest commanded joint speed, degrees per second (caps a jump that is spread over ticks).
+    max_velocity_deg_s: float = 240.0
+    # Above this motor temperature the followers hold still until it cools by `cool_down_deg`, deg C.
+    hold_temperature_c: float = 55.0
+    # Above this temperature, or on any motor error bit, the followers go to rest and release, deg C.
+    max_temperature_c: float = 65.0
+    # Hysteresis before a held arm resumes, deg C.
+    cool_down_deg: float = 3.0
+    # A motor loaded above this percent of its torque for `load_hold_s` makes the followers hold.
+    max_load_percent: float = 85.0
+    # How long the load may stay above `max_load_percent`, seconds.
+    load_hold_s: float = 2.0
+    # Teleop refuses to start while a leader and its follower differ by more than this, degrees...
+    start_max_diff_deg: float = 10.0
+    # ...and instead ramps the follower to the leader at this speed, degrees per second.
+    ramp_speed_deg_s: float = 30.0
+    # Once within this of the leader everywhere, the follower is engaged, degrees.
+    engage_within_deg: float = 2.0
+    # What the followers do when the session ends.
+    on_exit: ExitMode = ExitMode.REST_THEN_RELEASE
+
+    def __post_init__(self) -> None:
+        positive = (
+            "max_step_deg",
+            "max_velocity_deg_s",
+            "ramp_speed_deg_s",
+            "engage_within_deg",
+            "load_hold_s",
+            "max_load_percent",
+        )
+        for name in positive:
+            value = getattr(self, name)
+            if not value > 0:
+                raise ConfigError(f"safety.{name}={value}: must be > 0")
+        if not 0 <= self.limit_margin_deg < 45:
+            raise ConfigError(f"safety.limit_margin_deg={self.limit_margin_deg}: expected 0..45 degrees")
+        if not 0 <= self.gripper_margin_percent < 25:
+            raise ConfigError(f"safety.gripper_margin_percent={self.gripper_margin_percent}: expected 0..25")
+        if not self.hold_temperature_c < self.max_temperature_c <= 80:
+            raise ConfigError(
+                f"safety.hold_temperature_c={self.hold_temperature_c}, max_temperature_c={self.max_temperature_c}:"
+                " expected hold < max <= 80 (the STS3215 shuts down at 70 by default)"
+            )
+        if self.start_max_diff_deg < self.engage_within_deg:
+            raise ConfigError(
+                f"safety.start_max_diff_deg={self.start_max_diff_deg}: must be >= engage_within_deg"
+                f" ({self.engage_within_deg})"
+            )

@@ -1,0 +1,155 @@
+"""The bimanual rig on the in-process virtual rig (real clock): rollback, safety, watchdog, e-stop, exit."""
+
+import math
+import time
+from pathlib import Path
+
+import pytest
+
+from robot.config import CalibrationConfig, RigConfig
+from robot.errors import MotorMissingError
+from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side
+from robot.rig import BimanualRig, SafetyStopError
+from robot.safety.config import ExitMode, SafetyConfig
+from robot.safety.guard import Intervention
+from robot.virtual.bus import TimingMode
+from robot.virtual.faults import load_scenario
+from robot.virtual.inprocess import in_process_ports
+from robot.virtual.precalibrated import write_calibration_files
+from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "hardware_configs" / "scenarios"
+
+
+@pytest.fixture
+def live_model():
+    return VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=0.0))
+
+
+@pytest.fixture
+def rig_setup(tmp_path, live_model):
+    root = tmp_path / "calibration"
+    write_calibration_files(live_model, root, "rig")
+    with in_process_ports(live_model) as ports:
+
+        def make(**safety) -> BimanualRig:
+            config = RigConfig(
+                id="rig",
+                calibration=CalibrationConfig(dir=root),
+                safety=SafetyConfig(**safety),
+                virtual=VirtualRigConfig(),
+            )
+            return BimanualRig(config, ports)
+
+        yield make
+
+
+def torque(model, arm):
+    return [m["torque_enabled"] for m in model.state(arm)[arm]]
+
+
+def goals(model, arm):
+    return [m["goal_position"] for m in model.state(arm)[arm]]
+
+
+def test_observe_reads_twelve_follower_and_twelve_leader_joints(rig_setup):
+    with rig_setup() as rig:
+        obs = rig.observe()
+        assert list(obs.state()) == list(BIMANUAL_KEYS)
+        assert list(obs.leader_action()) == list(BIMANUAL_KEYS)
+        assert obs.bus_time_s > 0
+
+
+def test_failed_connect_rolls_back_with_torque_released(live_model, rig_setup):
+    live_model.buses["right_follower"].motor(2).unplug(None, live_model.clock())
+    rig = rig_setup()
+    with pytest.raises(MotorMissingError, match="right follower"):
+        rig.connect()
+    assert torque(live_model, "left_follower") == [False] * 6  # the left one was connected, then released
+    assert not any(arm.is_connected for arm in rig.arms.values())
+
+
+def test_nan_never_reaches_the_bus(live_model, rig_setup):
+    with rig_setup() as rig:
+        state = rig.observe().state()
+        before = goals(live_model, "left_follower")
+        live_model.trace.clear()
+        action = dict(state)
+        action["left_elbow_flex.pos"] = math.nan
+        action["right_gripper.pos"] = math.inf
+        sent = rig.act(action)
+        assert all(math.isfinite(v) for v in sent.values())
+        assert goals(live_model, "left_follower") == before
+        kinds = {(e.arm, e.kind) for e in rig.counters.events}
+        assert ("left_follower", Intervention.NON_FINITE) in kinds
+        assert ("right_follower", Intervention.NON_FINITE) in kinds
+
+
+def test_out_of_range_goal_is_clamped_and_nothing_beyond_is_sent(live_model, rig_setup):
+    with rig_setup(max_step_deg=400, max_velocity_deg_s=1e5) as rig:
+        action = rig.observe().state() | {"left_shoulder_lift.pos": 300.0}
+        rig.act(action)
+        cal = rig.follower(Side.LEFT).device.bus.calibration
+        goal = goals(live_model, "left_follower")[JOINT_NAMES.index("shoulder_lift")]
+        assert cal["shoulder_lift"].range_min <= goal < cal["shoulder_lift"].range_max - 20  # the 2-degree margin
+
+
+def test_a_jump_is_spread_over_ticks(rig_setup):
+    with rig_setup(max_step_deg=5.0) as rig:
+        start = rig.observe().state()["right_wrist_flex.pos"]
+        sent = rig.act(rig.observe().state() | {"right_wrist_flex.pos": start + 40.0})
+        assert sent["right_wrist_flex.pos"] == pytest.approx(start + 5.0, abs=0.1)
+
+
+def test_estop_freezes_then_rests_and_releases(live_model, rig_setup):
+    rig = rig_setup()
+    rig.connect()
+    start = rig.observe().state()
+    target = dict(start)
+    target["left_elbow_flex.pos"] += 20.0
+    for _ in range(15):
+        rig.act(target)
+        time.sleep(1 / 30)
+    rig.estop()
+    with pytest.raises(SafetyStopError, match="e-stop"):
+        rig.act(target)
+    with pytest.raises(SafetyStopError):
+        rig.act(target)  # stays stopped
+    rig.disconnect()
+    assert torque(live_model, "left_follower") == [False] * 6
+    back = live_model.arms["left_follower"].motor("elbow_flex")
+    rest_steps = goals(live_model, "left_follower")[JOINT_NAMES.index("elbow_flex")]
+    assert abs(back.present_position() - rest_steps) < 15  # it went back to its start pose first
+
+
+def test_watchdog_rests_on_the_emulators_overheating_scenario(live_model, rig_setup):
+    live_model.faults.extend(load_scenario(SCENARIOS / "overheating_gripper.yaml"))
+    with rig_setup() as rig, pytest.raises(SafetyStopError, match="right_follower gripper reports overheat"):
+        for _ in range(400):  # the scenario trips on the 100th sync read of the right follower
+            rig.act(rig.observe().state())
+            time.sleep(0.002)
+    assert torque(live_model, "right_follower") == [False] * 6
+
+
+def test_watchdog_holds_a_warm_arm(live_model, rig_setup):
+    with rig_setup() as rig:
+        state = rig.observe().state()
+        live_model.buses["left_follower"].motor(3).set_temperature(58.0)
+        time.sleep(rig.config.bus.status_poll_period_s + 0.05)
+        rig.observe()
+        moved = dict(state)
+        moved["left_shoulder_pan.pos"] += 8.0
+        sent = rig.act(moved)
+        assert sent["left_shoulder_pan.pos"] == pytest.approx(state["left_shoulder_pan.pos"], abs=0.2)
+        assert rig.counters.held_ticks == 1
+        live_model.buses["left_follower"].motor(3).set_temperature(40.0)
+        time.sleep(rig.config.bus.status_poll_period_s + 0.05)
+        rig.observe()
+        assert rig.act(moved)["left_shoulder_pan.pos"] > state["left_shoulder_pan.pos"] + 1.0
+
+
+def test_exit_can_hold_torque(live_model, rig_setup):
+    with rig_setup(on_exit=ExitMode.HOLD) as rig:
+        rig.act(rig.observe().state())
+    assert torque(live_model, "left_follower") == [True] * 6
+    assert torque(live_model, "left_leader") == [False] * 6
