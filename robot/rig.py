@@ -26,7 +26,7 @@ from robot.arm_pool import ArmPool
 from robot.config import RigConfig
 from robot.errors import RobotError
 from robot.feetech.so101_arm import SO101Arm
-from robot.joints import JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.safety.config import ExitMode
 from robot.safety.engage import BODY
 from robot.safety.guard import ActionGuard, SafetyEvent
@@ -37,7 +37,9 @@ from robot.safety.watchdog import Verdict, Watchdog, WatchdogDecision
 logger = logging.getLogger(__name__)
 REST_TOLERANCE_DEG = 1.0
 REST_TIMEOUT_S = 15.0
-REST_SETTLE_S = 2.0  # after the last goal, how long to wait for the joints to arrive
+REST_SETTLE_S = 2.0
+# A relieved gripper may still press this far past where it is, percent: enough to hold the cloth.
+GRIPPER_RELIEF_SQUEEZE_PERCENT = 3.0  # after the last goal, how long to wait for the joints to arrive
 _REST_FPS = 30.0
 
 
@@ -84,6 +86,7 @@ class RigCounters:
 
     events: list[SafetyEvent] = field(default_factory=list)
     held_ticks: int = 0
+    gripper_reliefs: int = 0
     read_failures: int = 0
 
 
@@ -125,6 +128,9 @@ class BimanualRig:
         self._stop_reason: str | None = None
         self._hold_pose: dict[Side, dict[str, float]] | None = None
         self._stack: ExitStack | None = None
+        self._relieve = dict.fromkeys(Side, False)
+        self._gripper_floor: dict[Side, float | None] = {}
+        self._last_observation: Observation | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -215,14 +221,18 @@ class BimanualRig:
         leaders = {
             side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
         }
-        return Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time)
+        observation = Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time)
+        self._last_observation = observation
+        return observation
 
     def _watch(self, polls: Mapping[str, ArmHealth | None]) -> None:
         decisions = [self.last_decision if self.last_decision.verdict is Verdict.REST else WatchdogDecision(Verdict.OK)]
         for side in Side:
             health = polls.get(self.follower(side).name)
             watchdog = self.watchdogs[side]
-            decisions.append(watchdog.update(health) if health is not None else watchdog.decision)
+            decision = watchdog.update(health) if health is not None else watchdog.decision
+            self._relieve[side] = decision.relieve_gripper
+            decisions.append(decision)
         self.last_decision = max(decisions, key=lambda d: d.verdict)
 
     # --- acting ----------------------------------------------------------------------------
@@ -248,6 +258,7 @@ class BimanualRig:
             return self._hold()
         self._hold_pose = None
         goals = split_action(action)
+        self._relieve_grippers(goals)
         now = time.monotonic()
         results = {side: self.guards[side].filter(goals[side], now) for side in Side}
         for result in results.values():
@@ -259,6 +270,31 @@ class BimanualRig:
             }
         )
         return {joint_key(side, j): sent[arm_name(side, Role.FOLLOWER)][j] for side in Side for j in JOINT_NAMES}
+
+    def _relieve_grippers(self, goals: dict[Side, dict[str, float]]) -> None:
+        """A gripper squeezing too hard is not closed further than where it was when it was relieved.
+
+        The floor stays until the source opens the gripper past it (the grasp is over), so the
+        relief does not switch on and off with every health poll.
+        """
+        observation = self._last_observation
+        for side in Side:
+            floor = self._gripper_floor.get(side)
+            if floor is None and self._relieve[side] and observation is not None:
+                floor = observation.followers[side].positions[GRIPPER] - GRIPPER_RELIEF_SQUEEZE_PERCENT
+                self._gripper_floor[side] = floor
+            if floor is None:
+                continue
+            if goals[side][GRIPPER] > floor + GRIPPER_RELIEF_SQUEEZE_PERCENT:
+                self._gripper_floor[side] = None  # the source let go
+                continue
+            if goals[side][GRIPPER] < floor:
+                goals[side][GRIPPER] = floor
+                self.counters.gripper_reliefs += 1
+                # Re-anchor the guard: the jaws are really at the floor, so moving the goal up to
+                # it is no jump (the command was further closed than the jaws could go).
+                guard = self.guards[side]
+                guard.last_sent[GRIPPER] = max(guard.last_sent[GRIPPER], floor)
 
     def _hold(self) -> dict[str, float]:
         """Keep the followers where they were when the hold began."""

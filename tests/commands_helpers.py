@@ -29,6 +29,8 @@ def virtual_rig_file(tmp_path: Path, **virtual) -> Path:
     rig = {
         "id": "e2e_rig",
         "calibration": {"dir": str(tmp_path / "calibration")},
+        # The virtual rig's slack for pseudo-terminal latency on a busy machine (as in virtual.yaml).
+        "bus": {"reply_timeout_ms": 20.0, "read_deadline_ms": 50.0},
         "virtual": {"runtime_dir": str(tmp_path / "run"), "state_dir": str(tmp_path / "state"), **virtual},
     }
     path = tmp_path / "rig.yaml"

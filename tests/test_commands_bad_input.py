@@ -81,7 +81,7 @@ def test_model_mismatch(sim):
 
 
 def test_unreadable_calibration_file(sim):
-    rig, client = sim
+    rig, _client = sim
     root = Path(yaml.safe_load(rig.read_text())["calibration"]["dir"])
     doctor = run("so101-doctor", f"--config_path={rig}", "--json=true")  # writes the virtual rig's files
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr

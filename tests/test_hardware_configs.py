@@ -28,7 +28,8 @@ def test_rig_file_loads(path: Path):
 def test_virtual_file_is_virtual_and_template_is_real():
     virtual = parse_command(CalibrateConfig, [f"--config_path={HARDWARE_CONFIGS / 'virtual.yaml'}"]).rig
     real = parse_command(CalibrateConfig, [f"--config_path={HARDWARE_CONFIGS / 'so101_bimanual.yaml'}"]).rig
-    assert virtual.is_virtual and set(virtual.ports.by_arm().values()) == {VIRTUAL_PORT}
+    assert virtual.is_virtual
+    assert set(virtual.ports.by_arm().values()) == {VIRTUAL_PORT}
     assert not real.is_virtual
     assert all(p.startswith("/dev/serial/by-id/") for p in real.ports.by_arm().values())
 
@@ -75,9 +76,12 @@ def test_the_readme_explains_every_field():
 def test_bad_rig_files_name_the_problem(tmp_path, yaml_text, override, message):
     path = tmp_path / "rig.yaml"
     path.write_text(yaml_text)
+
+    def parse_and_select() -> None:
+        parse_command(CalibrateConfig, [f"--config_path={path}", *override]).selected()
+
     with pytest.raises(ConfigError) as info:
-        config = parse_command(CalibrateConfig, [f"--config_path={path}", *override])
-        config.selected()
+        parse_and_select()
     assert message in str(info.value)
 
 
@@ -89,4 +93,5 @@ def test_missing_rig_file(tmp_path):
 def test_dotted_overrides_apply():
     config = parse_command(CalibrateConfig, ["--rig.bus.read_deadline_ms=30", "--rig.virtual.timing=usb"])
     assert config.rig.bus.read_deadline_ms == 30
-    assert config.rig.virtual is not None and config.rig.virtual.timing == "usb"
+    assert config.rig.virtual is not None
+    assert config.rig.virtual.timing == "usb"

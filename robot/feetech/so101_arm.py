@@ -419,6 +419,9 @@ class SO101Arm:
                 f"the port went away while trying to {what} ({e})",
                 "check the USB cable, then reconnect",
             ) from e
+        except IndexError as e:
+            # The vendor SDK indexes into a reply it failed to validate (a late or garbled packet).
+            raise MotorTimeoutError(self.ref, motor, f"garbled reply while trying to {what} ({e})", _DOCTOR) from e
         except RuntimeError as e:
             if "RxPacketError" in str(e):
                 # A READ/WRITE status packet carried hardware error bits.

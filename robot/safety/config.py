@@ -23,8 +23,11 @@ class SafetyConfig:
     gripper_margin_percent: float = 1.0
     # Largest change of one joint's goal in one command, degrees (LeRobot's max_relative_target, off by default there).
     max_step_deg: float = 12.0
-    # Largest commanded joint speed, degrees per second (caps a jump that is spread over ticks).
-    max_velocity_deg_s: float = 240.0
+    # Largest change of the gripper's goal in one command, percent of its range.
+    max_gripper_step_percent: float = 25.0
+    # Largest commanded joint speed, degrees per second: a little above what an STS3215 can do
+    # (~265), so it never slows a real motion but spreads any jump over several ticks.
+    max_velocity_deg_s: float = 300.0
     # Above this motor temperature the followers hold still until it cools by `cool_down_deg`, deg C.
     hold_temperature_c: float = 55.0
     # Above this temperature, or on any motor error bit, the followers go to rest and release, deg C.
@@ -35,6 +38,9 @@ class SafetyConfig:
     max_load_percent: float = 85.0
     # How long the load may stay above `max_load_percent`, seconds.
     load_hold_s: float = 2.0
+    # A gripper loaded above this (or in overload protection) is not commanded to close further:
+    # it keeps its grasp without squeezing itself hot, percent of max torque.
+    gripper_relief_load_percent: float = 35.0
     # Teleop refuses to start while a leader and its follower differ by more than this, degrees...
     start_max_diff_deg: float = 10.0
     # ...and instead ramps the follower to the leader at this speed, degrees per second.
@@ -47,11 +53,13 @@ class SafetyConfig:
     def __post_init__(self) -> None:
         positive = (
             "max_step_deg",
+            "max_gripper_step_percent",
             "max_velocity_deg_s",
             "ramp_speed_deg_s",
             "engage_within_deg",
             "load_hold_s",
             "max_load_percent",
+            "gripper_relief_load_percent",
         )
         for name in positive:
             value = getattr(self, name)

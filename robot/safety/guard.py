@@ -4,7 +4,7 @@ Per command, in order:
 1. any NaN or infinite value: the whole command is refused and the last sent goal is kept;
 2. each joint is clamped into its calibrated range (minus a margin);
 3. each joint's change is capped per step (`max_step_deg`) and by speed (`max_velocity_deg_s`
-   times the time since the last command).
+   times the time since the last command); the gripper by `max_gripper_step_percent` per step.
 Every intervention is reported as a `SafetyEvent`, so a recording or a dry run can say which frame
 and joint were clamped.
 """
@@ -18,8 +18,6 @@ from robot.joints import GRIPPER, JOINT_NAMES
 from robot.safety.config import SafetyConfig
 from robot.safety.limits import JointLimits
 
-# Gripper steps are percent, not degrees: scale the caps to its 0..100 range (~100 degrees of jaw travel).
-_GRIPPER_PER_DEGREE = 1.0
 _MIN_DT_S = 1.0 / 30.0
 
 
@@ -86,12 +84,16 @@ class ActionGuard:
             if limited != value:
                 events.append(SafetyEvent(self.arm, joint, Intervention.LIMIT, value, limited))
             previous = self.last_sent[joint]
-            scale = _GRIPPER_PER_DEGREE if joint == GRIPPER else 1.0
-            step_cap = self.config.max_step_deg * scale
-            velocity_cap = self.config.max_velocity_deg_s * dt * scale
-            cap, kind = (
-                (step_cap, Intervention.STEP) if step_cap <= velocity_cap else (velocity_cap, Intervention.VELOCITY)
-            )
+            if joint == GRIPPER:
+                # A hand snaps a leader gripper shut faster than any arm joint moves; only a
+                # per-step cap of its own applies (a jaw closing fast is not a flailing arm).
+                cap, kind = self.config.max_gripper_step_percent, Intervention.STEP
+            else:
+                step_cap = self.config.max_step_deg
+                velocity_cap = self.config.max_velocity_deg_s * dt
+                cap, kind = (
+                    (step_cap, Intervention.STEP) if step_cap <= velocity_cap else (velocity_cap, Intervention.VELOCITY)
+                )
             delta = limited - previous
             if abs(delta) > cap:
                 capped = previous + math.copysign(cap, delta)

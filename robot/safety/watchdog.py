@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from robot.arm import ArmHealth
+from robot.joints import GRIPPER
 from robot.safety.config import SafetyConfig
 
 
@@ -27,6 +28,8 @@ class WatchdogDecision:
 
     verdict: Verdict
     reason: str = ""
+    # The gripper squeezes an object too hard: it should not be commanded to close any further.
+    relieve_gripper: bool = False
 
 
 class Watchdog:
@@ -43,7 +46,12 @@ class Watchdog:
         """Judge a fresh health reading."""
         config = self.config
         decisions = [WatchdogDecision(Verdict.OK)]
+        gripper = health.motors.get(GRIPPER)
+        relieve = gripper is not None and abs(gripper.load_percent) >= config.gripper_relief_load_percent
         for joint, errors in health.faults.items():
+            if joint == GRIPPER and errors == ["overload"]:
+                relieve = True  # a grasp tripped the overload protection: squeeze less, keep going
+                continue
             decisions.append(WatchdogDecision(Verdict.REST, f"{self.arm} {joint} reports {', '.join(errors)}"))
         joint, hottest = max(health.motors.items(), key=lambda item: item[1].temperature_c)
         temperature = hottest.temperature_c
@@ -62,5 +70,6 @@ class Watchdog:
                     )
             else:
                 self._overloaded_since.pop(name, None)
-        self.decision = max(decisions, key=lambda d: d.verdict)
+        worst = max(decisions, key=lambda d: d.verdict)
+        self.decision = WatchdogDecision(worst.verdict, worst.reason, relieve_gripper=relieve)
         return self.decision

@@ -115,7 +115,9 @@ FACTORY_VALUES: dict[str, int] = {
     "Min_Voltage_Limit": 40,  # 0.1 V
     "Max_Torque_Limit": 1000,  # 0.1 %
     "Phase": 0,
-    "Unloading_Condition": 44,  # unload torque on overheat, overcurrent, overload
+    # Unload torque on overheat and overcurrent. Overload is not in it: registers 34-36 describe
+    # overload protection as torque reduced to Protective_Torque, which is how grippers keep a grasp.
+    "Unloading_Condition": 12,
     "LED_Alarm_Condition": 47,
     "P_Coefficient": 32,
     "D_Coefficient": 32,

@@ -7,8 +7,10 @@ Firmware rules modelled (from Feetech's memory table and LeRobot's use of it):
 - EEPROM (addresses < 40) writes take effect at once but reach flash only while Lock == 0, so a
   write made while locked is gone after a power cycle.
 - Torque_Enable 1 latches the goal to the present position (no jump); 128 re-homes so the
-  present position reads 2048; overload and overheat protections unload torque when
-  Unloading_Condition says so.
+  present position reads 2048.
+- Overload protection: a load above Overload_Torque for Protection_Time cuts the torque to
+  Protective_Torque and sets the overload bit until the joint is no longer blocked; overheat
+  (and anything else in Unloading_Condition) unloads torque.
 """
 
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from robot.virtual.physics import Drive, JointModel, JointPhysics
 _ACCEL_UNIT_STEPS_S2 = 100.0  # Acceleration register unit
 _CURRENT_UNIT_MA = 6.5  # Present_Current unit
 _STALL_CURRENT_MA = 2700.0  # STS3215 stall current at 12 V
+_UNBLOCKED_STEPS = 15.0  # a joint this close to its goal is not pushing against anything
 
 
 # Unnamed addresses are reserved and read-only registers ignore writes, as the firmware does.
@@ -171,6 +174,10 @@ class Motor:
             self._overload_timer_s = 0.0
         if self._overload_timer_s >= _u(image, "Protection_Time") * 0.01:
             self._latched_errors |= ErrorBit.OVERLOAD
+        elif self._latched_errors & ErrorBit.OVERLOAD and (
+            not torque_on or abs(self._goal_actual() - self.joint.position) < _UNBLOCKED_STEPS
+        ):
+            self._latched_errors &= ~ErrorBit.OVERLOAD  # no longer pushing against anything
         if self.joint.temperature_c > _u(image, "Max_Temperature_Limit"):
             self._latched_errors |= ErrorBit.OVERHEAT
         unload = _u(image, "Unloading_Condition") & self._latched_errors

@@ -56,6 +56,7 @@ class _Playing:
     speed: float
     loop: bool
     start_fractions: dict[str, dict[str, float]]
+    cycle: int = 0
 
 
 class ScriptedOperator:
@@ -136,6 +137,16 @@ class ScriptedOperator:
         if elapsed >= duration and not playing.loop:
             elapsed = duration
         elif playing.loop and duration > 0:
+            cycle = int(elapsed // duration)
+            if cycle > playing.cycle:
+                # A new lap starts where the last one ended (its final pose), not where the
+                # hands were when playing began: no jump at the seam.
+                playing.cycle = cycle
+                playing.start_fractions = {
+                    name: sample(frames, duration, playing.start_fractions[name])
+                    for name, frames in trajectory.keyframes.items()
+                    if name in playing.start_fractions
+                }
             elapsed %= duration
         for name, frames in trajectory.keyframes.items():
             arm = self.arms.get(name)

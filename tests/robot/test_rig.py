@@ -124,10 +124,14 @@ def test_estop_freezes_then_rests_and_releases(live_model, rig_setup):
 
 def test_watchdog_rests_on_the_emulators_overheating_scenario(live_model, rig_setup):
     live_model.faults.extend(load_scenario(SCENARIOS / "overheating_gripper.yaml"))
-    with rig_setup() as rig, pytest.raises(SafetyStopError, match="right_follower gripper reports overheat"):
+
+    def keep_still(rig: BimanualRig) -> None:
         for _ in range(400):  # the scenario trips on the 100th sync read of the right follower
             rig.act(rig.observe().state())
             time.sleep(0.002)
+
+    with rig_setup() as rig, pytest.raises(SafetyStopError, match="right_follower gripper reports overheat"):
+        keep_still(rig)
     assert torque(live_model, "right_follower") == [False] * 6
 
 

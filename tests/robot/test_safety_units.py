@@ -43,7 +43,7 @@ def test_non_finite_values_are_refused_whole():
 
 
 def test_goals_beyond_the_range_are_clamped():
-    g = guard(max_step_deg=500, max_velocity_deg_s=1e5)
+    g = guard(max_step_deg=500, max_velocity_deg_s=1e5, max_gripper_step_percent=100)
     result = g.filter(ZERO | {"shoulder_lift": 170.0, "gripper": 120.0}, now_s=1 / 30)
     assert result.sent["shoulder_lift"] == pytest.approx(1000 * 360 / 4095 - 2.0)
     assert result.sent["gripper"] == 99.0
@@ -66,6 +66,14 @@ def test_speed_is_capped_over_time():
     result = g.filter(ZERO | {"shoulder_pan": 30.0}, now_s=1 / 30)  # 60 deg/s * 1/30 s = 2 degrees
     assert result.sent["shoulder_pan"] == pytest.approx(2.0)
     assert result.events[0].kind is Intervention.VELOCITY
+
+
+def test_the_gripper_has_its_own_step_cap_and_no_speed_cap():
+    g = guard(max_velocity_deg_s=1.0, max_gripper_step_percent=25.0)
+    assert g.filter(ZERO | {"gripper": 70.0}, now_s=1 / 30).sent["gripper"] == 70.0
+    result = g.filter(ZERO | {"gripper": 10.0}, now_s=2 / 30)
+    assert result.sent["gripper"] == 45.0
+    assert [e.kind for e in result.events] == [Intervention.STEP]
 
 
 def test_a_long_pause_does_not_allow_a_jump():

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from robot.virtual.control_table import ErrorBit
+from robot.virtual.control_table import ErrorBit, decode_sign_magnitude
 from robot.virtual.physics import JointModel
 from robot.virtual.protocol import Instruction
 from tests.virtual.helpers import read, transact, write
@@ -85,11 +85,14 @@ def test_gripper_stall_heats_the_motor_and_trips_overload_protection(model, cloc
     assert tripped_at is not None
     assert 1.5 <= tripped_at <= 3.0
     assert gripper.joint.temperature_c > start_temp + 0.5
-    # Overload unloads torque (Unloading_Condition), and every status packet carries the bit.
-    assert read(model, BUS, 6, TORQUE, 1) == 0
+    # Protection cuts the torque to Protective_Torque (the grasp weakens, it does not let go), and
+    # every status packet carries the bit.
+    assert read(model, BUS, 6, TORQUE, 1) == 1
+    assert abs(decode_sign_magnitude(read(model, BUS, 6, LOAD, 2), 10)) <= 200
     ((_, error, _),) = transact(model, BUS, 6, Instruction.PING)
     assert error & ErrorBit.OVERLOAD
-    write(model, BUS, 6, TORQUE, 1, 1)  # re-enabling torque re-arms the protection
+    write(model, BUS, 6, GOAL, read(model, BUS, 6, PRESENT, 2), 2)  # stop squeezing
+    clock.advance(0.1)
     assert not read(model, BUS, 6, STATUS, 1) & ErrorBit.OVERLOAD
 
 

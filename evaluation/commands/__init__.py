@@ -1,0 +1,1 @@
+"""Entry points of the evaluation layer (the only place that prints and wires the pieces together)."""

@@ -1,0 +1,240 @@
+"""so101-judge: batch-score recorded episodes with an LLM judge (Claude) against a rubric.
+
+Each episode gets K judge samples with perturbed keyframes (events in the joint data, three views),
+aggregated by median with an agreement figure, a motion heuristic beside it, and a routing decision
+for human review. Everything lands in an append-only SQLite store beside the dataset; episodes
+already scored under the same configuration are skipped, so an interrupted run resumes.
+
+Examples:
+    # See the frames, the exact prompt and the cost estimate; no API call, no key needed:
+    so101-judge --dataset.root=outputs/datasets/fold_smolvla --dry-run
+
+    # Judge every episode not yet scored under this configuration (needs ANTHROPIC_API_KEY):
+    so101-judge --dataset.root=outputs/datasets/fold_smolvla --run.tag=smolvla-v2
+
+    # Offline, no key: the motion heuristic (motion evidence only, stored as scorer "heuristic"):
+    so101-judge --dataset.root=outputs/datasets/fold_smolvla --scorer=heuristic
+
+    # Large job at half price through Message Batches, three samples, a config file plus overrides:
+    so101-judge --config_path=judge.yaml --run.use_message_batches=true --judge.samples=3
+
+    # Judge again under the same configuration (a new run; old records stay), then export:
+    so101-judge --dataset.root=outputs/datasets/fold_act --force --export.csv_path=act_scores.csv
+
+Flags: `--dry-run` and `--force` are short for `--dry_run=true` and `--run.force=true`; every other
+field takes `--section.field=value` (see below). Exit codes: 0 done, 2 configuration or input error,
+3 some episodes failed, 130 interrupted (run the same command again to resume).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import draccus
+from draccus.utils import DecodingError, ParsingError
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evaluation.anthropic_client import AnthropicJudgeClient, make_sdk_client
+from evaluation.config import JudgeCommandConfig, judgment_hash
+from evaluation.dry_run import dry_run
+from evaluation.episode_source import DatasetSource, open_dataset
+from evaluation.errors import ConfigError, EvaluationError, MissingApiKeyError
+from evaluation.export import export_scores
+from evaluation.judge_run import RunSummary, run_judge, select_pending
+from evaluation.preflight import preflight
+from evaluation.rubric import Rubric, load_rubric
+from evaluation.run_context import EpisodeOutcome
+from evaluation.store import EvaluationStore, default_store_path
+
+EXIT_OK, EXIT_USAGE, EXIT_FAILED_EPISODES, EXIT_INTERRUPTED = 0, 2, 3, 130
+_SHORT_FLAGS = {"--dry-run": "--dry_run=true", "--force": "--run.force=true"}
+
+console = Console(stderr=False)
+
+
+class RichProgress:
+    """Progress bar: episodes done, routed so far, cost from reported usage."""
+
+    def __init__(self) -> None:
+        """Create the (not yet started) bar."""
+        self._progress = Progress(
+            TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
+            TimeElapsedColumn(), console=console,
+        )  # fmt: skip
+        self._task = None
+        self._routed = 0
+        self._cost = 0.0
+
+    def start(self, total: int, skipped: int) -> None:
+        """Show the bar (and how many episodes were skipped)."""
+        if skipped:
+            console.print(f"{skipped} episode(s) already scored under this configuration: skipped (use --force)")
+        if total:
+            self._progress.start()
+            self._task = self._progress.add_task("judge", total=total, note="")
+
+    def advance(self, outcome: EpisodeOutcome) -> None:
+        """Advance by one episode."""
+        self._routed += outcome.routed
+        self._cost += outcome.cost_usd
+        if self._task is not None:
+            note = f"routed {self._routed}  ${self._cost:.3f}"
+            self._progress.update(self._task, advance=1, note=note)
+
+    def stop(self) -> None:
+        """Remove the live display."""
+        self._progress.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run so101-judge; returns the exit code."""
+    argv = [_SHORT_FLAGS.get(a, a) for a in (sys.argv[1:] if argv is None else argv)]
+    if any(a in ("-h", "--help") for a in argv):
+        sys.stdout.write(f"{__doc__}\n")
+    logging.basicConfig(
+        level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
+    )
+    try:
+        config = draccus.parse(config_class=JudgeCommandConfig, args=argv)
+        return _run(config)
+    except (EvaluationError, DecodingError, ParsingError) as e:
+        console.print(f"[red]error:[/red] {_root_cause(e)}", highlight=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]: run the same command again to resume (scored episodes are kept)")
+        return EXIT_INTERRUPTED
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The first of our own errors in the cause chain (draccus wraps validation errors), else the error."""
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, EvaluationError):
+            return current
+        current = current.__cause__
+    return error
+
+
+def _run(config: JudgeCommandConfig) -> int:
+    rubric = load_rubric(config.rubric_path)
+    root = config.dataset.root
+    if root is None:  # also checked when the configuration is parsed
+        raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
+    source = open_dataset(root, config.dataset.dataset_id or None)
+    store_path = config.store.path or default_store_path(source.root)
+    if config.export.only:
+        with EvaluationStore(store_path) as store:
+            _export(config, store)
+        return EXIT_OK
+    if config.dry_run:
+        return _dry_run(config, rubric, source, store_path)
+    key = None
+    if config.scorer == "llm":
+        key = os.environ.get(config.judge.api_key_env)
+        if not key:
+            raise MissingApiKeyError(
+                f"{config.judge.api_key_env} is not set, so the LLM judge cannot be called. To see the chosen frames, "
+                f"the exact prompt and the cost estimate without calling anything, add --dry-run. To score offline "
+                f"with the motion heuristic (joint motion only, stored as scorer 'heuristic'), add --scorer=heuristic."
+            )
+    console.print(
+        f"dataset {source.root} ({len(source.episodes)} episodes), rubric {rubric.version}, store {store_path}"
+    )
+    with EvaluationStore(store_path) as store:
+        client = None
+        if key:
+            sdk = make_sdk_client(key, config.judge.base_url or None, config.judge.request_timeout_s)
+            client = AnthropicJudgeClient(sdk, config.judge.retry)
+            pending, _ = select_pending(source, config, store, judgment_hash(config, rubric))
+            check = preflight(source, rubric, config, pending, client)
+            estimate = check.estimate
+            cost = "unknown price" if estimate.usd is None else f"${estimate.usd:.2f}"
+            counted = "" if check.counted_tokens is None else (
+                f" (count_tokens: {check.counted_tokens:,} for the first call, local estimate {check.local_tokens:,})"
+            )  # fmt: skip
+            console.print(
+                f"estimate before sending: {estimate.calls} calls to {config.judge.model}, "
+                f"~{estimate.input_tokens_per_call:,.0f} input tokens per call, {cost}{counted}"
+            )
+        progress = RichProgress()
+        try:
+            summary = run_judge(source, rubric, config, store, client, progress)
+        finally:
+            progress.stop()
+        _print_summary(summary, config)
+        _export(config, store)
+    if summary.interrupted:
+        console.print("[yellow]interrupted[/yellow]: run the same command again to resume (scored episodes are kept)")
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED_EPISODES if summary.failed else EXIT_OK
+
+
+def _dry_run(config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, store_path: Path) -> int:
+    store = EvaluationStore(store_path) if store_path.exists() else EvaluationStore(Path(":memory:"))
+    with store:
+        pending, skipped = select_pending(source, config, store, judgment_hash(config, rubric))
+    out = config.dry.output_dir or store_path.parent / f"{source.root.name}.judge-dry-run"
+    report = dry_run(source, rubric, config, pending, skipped, out)
+    table = Table(title=f"dry run: {config.judge.model}, {config.judge.samples} samples per episode (no API call)")
+    for col in ("episode", "images/call", "input tokens/call", "files"):
+        table.add_column(col)
+    for e in report.episodes:
+        table.add_row(str(e.episode_index), str(e.images_per_call), f"{e.input_tokens_per_call:,}",
+                      str(e.files[0].parent) if e.files else "")  # fmt: skip
+    console.print(table)
+    est = report.estimate
+    cost = (
+        "unknown (set judge.input_usd_per_mtok and judge.output_usd_per_mtok)" if est.usd is None else f"${est.usd:.2f}"
+    )
+    mode = "Message Batches (half price)" if est.batch else "synchronous, system prompt cached after the first call"
+    console.print(
+        f"{len(report.episodes)} episode(s) to judge, {skipped} already scored; {est.calls} calls, "
+        f"{est.input_tokens:,} input + ~{est.output_tokens:,} output tokens; estimated cost {cost} ({mode})"
+    )
+    console.print(f"files: {out} (contact sheets, prompt.md, request.json, estimate.json)")
+    return EXIT_OK
+
+
+def _print_summary(summary: RunSummary, config: JudgeCommandConfig) -> None:
+    if summary.run_id is None:
+        console.print("nothing to judge: every selected episode is already scored under this configuration")
+        return
+    table = Table(title=f"run {summary.run_id[:12]} ({config.scorer}, {summary.config_hash})")
+    heuristic = config.scorer == "heuristic"
+    for col in ("episode", "status", "scores", "total", "motion check", "review"):
+        table.add_column(col)
+    for o in sorted(summary.outcomes, key=lambda o: o.episode_index):
+        scores = _scores_text(o.scores)
+        motion = "did nothing" if o.did_nothing else ("" if heuristic else _scores_text(o.heuristic))
+        review = "; ".join(o.reasons) if o.routed else ""
+        table.add_row(str(o.episode_index), o.status if not o.failure_reason else f"failed: {o.failure_reason}",
+                      scores, "-" if o.total is None else f"{o.total:g}", motion, review)  # fmt: skip
+    console.print(table)
+    if heuristic:
+        console.print("[bold]heuristic scores[/bold]: joint motion and gripper events only; the cloth is not seen.")
+    console.print(
+        f"scored {summary.scored}, failed {summary.failed}, routed to review {summary.routed}, skipped "
+        f"{summary.skipped}; {summary.calls} API calls, {summary.input_tokens:,} input and {summary.output_tokens:,} "
+        f"output tokens, ${summary.cost_usd:.4f} (from reported usage)"
+    )
+
+
+def _scores_text(scores: tuple[tuple[str, float | None], ...]) -> str:
+    return " ".join(f"{c}={'-' if s is None else f'{s:g}'}" for c, s in scores)
+
+
+def _export(config: JudgeCommandConfig, store: EvaluationStore) -> None:
+    for path in (config.export.csv_path, config.export.parquet_path):
+        if path is not None:
+            rows = export_scores(store, path)
+            console.print(f"exported {rows} score rows to {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

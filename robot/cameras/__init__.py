@@ -1,0 +1,1 @@
+"""Timestamped cameras (OpenCV and virtual) behind one `Camera` protocol, and the synchronised read."""

@@ -1,0 +1,1 @@
+"""Virtual cameras: the virtual rig's follower arms, table and cloth rendered with OpenCV drawing."""

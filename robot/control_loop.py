@@ -1,0 +1,106 @@
+"""One loop shape for teleoperation, policy rollouts and replay.
+
+    LoopTimer ──tick──> rig.observe() ──obs──> source.action(obs) ──goal──> rig.act(goal) ──sent
+                                                                                    │
+                                               hooks.on_step(Step(tick, obs, goal, sent)) <──┘
+
+The action source decides what to do (leaders, a policy, a dataset); the rig's safety layer
+decides what is allowed; hooks record, display and measure. A missed bus read is survived (the
+previous observation is reused and counted) up to `max_missed_reads` in a row.
+"""
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from robot.errors import MotorTimeoutError
+from robot.loop_timer import LoopStats, LoopTimer, Tick
+from robot.rig import BimanualRig, Observation
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Step:
+    """Everything about one control tick."""
+
+    tick: Tick
+    observation: Observation
+    requested: Mapping[str, float]  # what the source asked for
+    sent: Mapping[str, float]  # what reached the followers after the safety layer
+    stale_observation: bool  # True when this tick's bus read failed and the last one was reused
+
+
+class ActionSource(Protocol):
+    """Where actions come from: leader arms, a policy, a dataset."""
+
+    def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
+        """The 12-key goal for this tick."""
+        ...
+
+
+class StepHook(Protocol):
+    """Something that watches every step: a recorder, a status line, a metrics collector."""
+
+    def on_step(self, step: Step) -> None:
+        """Called after the action was sent (keep it short: it runs on the control thread)."""
+        ...
+
+
+class ControlLoop:
+    """Runs a source on a rig at a fixed rate until stopped."""
+
+    def __init__(
+        self,
+        rig: BimanualRig,
+        source: ActionSource,
+        *,
+        fps: float = 30.0,
+        hooks: Sequence[StepHook] = (),
+        max_missed_reads: int = 5,
+    ) -> None:
+        self.rig = rig
+        self.source = source
+        self.hooks = list(hooks)
+        self.timer = LoopTimer(fps)
+        self.max_missed_reads = max_missed_reads
+        self.stop_event = threading.Event()
+        self.missed_reads = 0
+        self.steps = 0
+
+    def stop(self) -> None:
+        """Ask the loop to finish after the current tick (thread-safe)."""
+        self.stop_event.set()
+
+    def run(self, duration_s: float | None = None) -> LoopStats:
+        """Run until `stop()`, the duration, or an error (a SafetyStopError among them)."""
+        last: Observation | None = None
+        missed_in_a_row = 0
+        self.timer.start()
+        first_deadline: float | None = None
+        while not self.stop_event.is_set():
+            tick = self.timer.wait()
+            first_deadline = tick.deadline_s if first_deadline is None else first_deadline
+            if duration_s is not None and tick.deadline_s - first_deadline >= duration_s:
+                break
+            try:
+                observation = self.rig.observe()
+                missed_in_a_row = 0
+                stale = False
+            except MotorTimeoutError:
+                self.missed_reads += 1
+                missed_in_a_row += 1
+                if last is None or missed_in_a_row > self.max_missed_reads:
+                    raise
+                logger.warning("missed a bus read (%d in a row); reusing the last observation", missed_in_a_row)
+                observation, stale = last, True
+            last = observation
+            requested = self.source.action(observation, tick)
+            sent = self.rig.act(requested)
+            self.steps += 1
+            step = Step(tick, observation, requested, sent, stale)
+            for hook in self.hooks:
+                hook.on_step(step)
+        return self.timer.stats()

@@ -1,0 +1,86 @@
+"""Teleoperation: refusing a jump and ramping to the leaders, tracking, gripper relief, the command."""
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot.config import CalibrationConfig, RigConfig
+from robot.control_loop import ControlLoop
+from robot.joints import Side
+from robot.rig import BimanualRig
+from robot.virtual.bus import TimingMode
+from robot.virtual.inprocess import in_process_ports
+from robot.virtual.precalibrated import write_calibration_files
+from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from teleop.leader_source import LeaderSource
+from teleop.tracking import TrackingHook
+from tests.commands_helpers import run, virtual_rig_file
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.sent: list[dict[str, float]] = []
+
+    def on_step(self, step) -> None:
+        self.sent.append(dict(step.sent))
+
+
+@pytest.fixture
+def rig_and_model():
+    model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=1.5))
+    root = Path(tempfile.mkdtemp())
+    write_calibration_files(model, root, "rig")
+    with in_process_ports(model) as ports:
+        config = RigConfig(id="rig", calibration=CalibrationConfig(dir=root), virtual=VirtualRigConfig())
+        with BimanualRig(config, ports) as rig:
+            yield rig, model
+
+
+def test_a_far_leader_is_ramped_to_not_jumped_to(rig_and_model):
+    rig, model = rig_and_model
+    model.operator.set_hand("left_leader", "shoulder_lift", 0.6, model.clock())  # ~60 degrees away
+    model.operator.set_hand("left_leader", "elbow_flex", 0.5, model.clock())
+    model.tick(model.clock() + 1.0)
+    source = LeaderSource(rig)
+    recorder = Recorder()
+    loop = ControlLoop(rig, source, hooks=[recorder])
+    loop.run(duration_s=4.0)
+    lift = np.array([s["left_shoulder_lift.pos"] for s in recorder.sent])
+    assert source.engagers[Side.LEFT].initial_difference_deg > rig.safety.start_max_diff_deg
+    steps = np.abs(np.diff(lift))
+    # A ramp, not a jump (the last step lands on the leader once within engage_within_deg).
+    assert steps.max() <= max(rig.safety.ramp_speed_deg_s / 30, rig.safety.engage_within_deg) + 0.2
+    assert (steps > 0.5).sum() > 30  # many small steps
+    assert source.engaged  # and then it follows
+    assert abs(lift[-1] - rig.observe().leader_action()["left_shoulder_lift.pos"]) < 2.0
+
+
+def test_followers_track_the_folding_leaders_and_grippers_are_relieved(rig_and_model):
+    rig, model = rig_and_model
+    model.operator.play(model.trajectory("cloth_fold"), model.clock(), loop=True)
+    source = LeaderSource(rig)
+    tracking = TrackingHook(skip_ticks=30)
+    loop = ControlLoop(rig, source, hooks=[tracking])
+    loop.run(duration_s=9.0)  # through the grasp
+    stats = tracking.stats()
+    assert stats.ticks > 200
+    assert max(stats.max_abs_deg.values()) < 2.0
+    assert rig.counters.gripper_reliefs > 0  # the cloth stopped the jaws; they were not kept squeezing
+    assert rig.last_decision.verdict == 0  # and nothing made the session stop
+    assert not [e for e in rig.counters.events if e.kind != "limit"]
+
+
+@pytest.mark.slow
+def test_so101_teleop_tracks_within_two_degrees_over_ten_seconds(tmp_path):
+    rig_file = virtual_rig_file(tmp_path, calibrated=True, timing="wire")
+    result = run("so101-teleop", f"--config_path={rig_file}", "--duration_s=12", "--json=true")
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads(result.stdout)
+    assert summary["stopped_by"] == "duration"
+    assert summary["engaged"]
+    assert summary["tracking_ticks"] >= 300  # ten seconds of following after a settling second
+    worst = max(summary["tracking_max_abs_deg"].values())
+    assert worst < 2.0, summary["tracking_max_abs_deg"]
