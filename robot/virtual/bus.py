@@ -127,6 +127,9 @@ class VirtualBus:
         except ValueError:
             return []
         listening = self._listening(t_s)
+        by_id: dict[int, list[Motor]] = {}
+        for motor in listening:
+            by_id.setdefault(motor.motor_id, []).append(motor)
         replies: list[_Reply] = []
         p = packet.params
         if packet.motor_id == BROADCAST_ID:
@@ -136,7 +139,7 @@ class VirtualBus:
             elif inst is Instruction.SYNC_READ and len(p) >= 2:
                 address, length = p[0], p[1]
                 for motor_id in p[2:]:
-                    for motor in (m for m in listening if m.motor_id == motor_id):
+                    for motor in by_id.get(motor_id, ()):
                         self._serve(
                             motor,
                             inst,
@@ -149,14 +152,14 @@ class VirtualBus:
                 address, length = p[0], p[1]
                 for i in range(2, len(p) - length, length + 1):
                     motor_id, data = p[i], p[i + 1 : i + 1 + length]
-                    for motor in (m for m in listening if m.motor_id == motor_id):
+                    for motor in by_id.get(motor_id, ()):
                         span = (address, address + length - 1)
                         self._serve(motor, inst, span, t_s, None, lambda m, d=data: m.write(address, d, t_s))
             elif inst in (Instruction.WRITE, Instruction.REG_WRITE, Instruction.ACTION):
                 for motor in listening:
                     self._apply_broadcast(motor, inst, p, t_s)
         else:
-            for motor in (m for m in listening if m.motor_id == packet.motor_id):
+            for motor in by_id.get(packet.motor_id, ()):
                 self._unicast(motor, packet.motor_id, inst, p, t_s, replies)
         return self._schedule(packet, replies, t_s)
 

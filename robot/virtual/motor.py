@@ -29,7 +29,10 @@ from robot.virtual.physics import Drive, JointModel, JointPhysics
 _ACCEL_UNIT_STEPS_S2 = 100.0  # Acceleration register unit
 _CURRENT_UNIT_MA = 6.5  # Present_Current unit
 _STALL_CURRENT_MA = 2700.0  # STS3215 stall current at 12 V
-_UNBLOCKED_STEPS = 15.0  # a joint this close to its goal is not pushing against anything
+_UNBLOCKED_STEPS = 15.0
+# Registers computed from the mechanics (Present_* .. Goal_Position_2): refreshed only when read.
+_DERIVED_START = REGISTERS["Present_Position"].address
+_DERIVED_END = REGISTERS["Goal_Position_2"].address + 2  # a joint this close to its goal is not pushing against anything
 
 
 # Unnamed addresses are reserved and read-only registers ignore writes, as the firmware does.
@@ -130,7 +133,6 @@ class Motor:
             self._protect(dt)
         else:
             self.joint.update_load(drive)
-        self._refresh_derived()
 
     def _homing(self) -> int:
         return _s(self._image, "Homing_Offset")
@@ -215,6 +217,8 @@ class Motor:
     def read(self, address: int, length: int, t_s: float) -> bytes:
         """READ: `length` bytes from `address` at time `t_s` (zeros past the table)."""
         self.advance(t_s)
+        if address < _DERIVED_END and address + length > _DERIVED_START:
+            self._refresh_derived()
         return bytes(self._image[address : address + length]).ljust(length, b"\x00")
 
     def write(self, address: int, data: bytes, t_s: float) -> None:
@@ -231,7 +235,6 @@ class Motor:
             self.flash = bytes(image[:EEPROM_END])
         if address <= REGISTERS["Torque_Enable"].address < end:
             self._torque_written(old_torque)
-        self._refresh_derived()
 
     def _torque_written(self, old_value: int) -> None:
         value = _u(self._image, "Torque_Enable")
@@ -324,6 +327,7 @@ class Motor:
     def state(self, t_s: float) -> MotorState:
         """A snapshot at time `t_s`."""
         self.advance(t_s)
+        self._refresh_derived()
         image = self._image
         return MotorState(
             motor_id=self.motor_id,
