@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from robot.cameras.config import CameraConfig
+from robot.cameras.sync import SyncConfig
 from robot.errors import ConfigError
 from robot.joints import ARM_NAMES, Role
 from robot.safety.config import SafetyConfig
@@ -96,6 +98,11 @@ class RigConfig:
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     bus: BusConfig = field(default_factory=BusConfig)
     safety: SafetyConfig = field(default_factory=SafetyConfig)
+    # Cameras, each `kind: opencv` (a USB camera) or `kind: virtual` (rendered from the followers);
+    # names become dataset keys: observation.images.<name>.
+    cameras: tuple[CameraConfig, ...] = ()
+    # How each control tick is matched to one frame per camera.
+    sync: SyncConfig = field(default_factory=SyncConfig)
     # The virtual rig (emulated arms): required when any port is "virtual", absent for real arms.
     virtual: VirtualRigConfig | None = None
 
@@ -106,6 +113,10 @@ class RigConfig:
         for name in (f"{side}_{Role.FOLLOWER}" for side in ("left", "right")):
             if name not in ports:
                 raise ConfigError(f"ports.{name} is empty: a rig needs both followers")
+        names = [camera.name for camera in self.cameras]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"cameras: the name(s) {duplicates} are used twice; each camera needs its own name")
         virtual_ports = [name for name, port in ports.items() if port == VIRTUAL_PORT]
         if virtual_ports and self.virtual is None:
             raise ConfigError(

@@ -17,12 +17,15 @@ released (`safety.on_exit`; a watchdog stop or an e-stop always rests and releas
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from robot.arm import ArmHealth, JointReading
 from robot.arm_pool import ArmPool
+from robot.cameras.factory import make_cameras
+from robot.cameras.sync import SyncReader
+from robot.cameras.sync_stats import SyncedFrames
 from robot.config import RigConfig
 from robot.errors import RobotError
 from robot.feetech.so101_arm import SO101Arm
@@ -55,7 +58,7 @@ class Observation:
     followers: dict[Side, JointReading]
     leaders: dict[Side, JointReading]
     bus_time_s: float  # how long reading every arm took (they are read concurrently)
-    frames: object | None = None  # synced camera frames, when the rig has cameras
+    frames: SyncedFrames | None = None  # one frame per camera matched to this tick, when there are cameras
 
     def state(self) -> dict[str, float]:
         """The 12 follower joint positions, LeRobot's `left_shoulder_pan.pos` keys."""
@@ -99,7 +102,7 @@ class BimanualRig:
         ports: Mapping[str, str],
         *,
         with_leaders: bool = True,
-        cameras: Sequence[object] = (),
+        with_cameras: bool = True,
     ) -> None:
         self.config = config
         self.safety = config.safety
@@ -117,7 +120,11 @@ class BimanualRig:
             )
             for name in names
         }
-        self.cameras = list(cameras)
+        # Virtual cameras render what the followers last reported (never bus I/O of their own).
+        self._joint_snapshot: dict[str, float] = {}
+        configs = config.cameras if with_cameras else ()
+        self.cameras = make_cameras(configs, joint_source=self._joints_for_cameras)
+        self.sync = SyncReader(list(self.cameras.values()), config.sync) if self.cameras else None
         self.pool = ArmPool(len(self.arms))
         self.guards: dict[Side, ActionGuard] = {}
         self.watchdogs = {side: Watchdog(arm_name(side, Role.FOLLOWER), self.safety) for side in Side}
@@ -149,10 +156,10 @@ class BimanualRig:
             for arm in self.arms.values():
                 arm.connect()
                 stack.callback(arm.disconnect, release_torque=True)
-            for camera in self.cameras:
-                camera.connect()  # type: ignore[attr-defined]
-                stack.callback(camera.disconnect)  # type: ignore[attr-defined]
             self._arm_safety()
+            for camera in self.cameras.values():
+                camera.connect()
+                stack.callback(camera.disconnect)
             self._stack = stack.pop_all()
 
     def _arm_safety(self) -> None:
@@ -167,6 +174,7 @@ class BimanualRig:
                 gripper_margin_percent=self.safety.gripper_margin_percent,
             )
             positions = start[arm.name].positions
+            self._joint_snapshot.update({joint_key(side, j): v for j, v in positions.items()})
             self.guards[side] = ActionGuard(arm.name, limits, self.safety, positions)
             self.guards[side].reset(positions, now)
             # LeRobot assumes an arm is in its rest pose at connect: that is where it goes back.
@@ -188,11 +196,11 @@ class BimanualRig:
         finally:
             stack, self._stack = self._stack, None
             stack.pop_all()  # the arms are closed above; cameras below
-            for camera in self.cameras:
+            for camera in self.cameras.values():
                 try:
-                    camera.disconnect()  # type: ignore[attr-defined]
-                except Exception as e:
-                    logger.warning("camera did not close cleanly: %s", e)
+                    camera.disconnect()
+                except Exception as e:  # a camera must not stop the arms' shutdown
+                    logger.warning("camera %s did not close cleanly: %s", camera.name, e)
             self.pool.close()
 
     def __enter__(self) -> "BimanualRig":
@@ -221,9 +229,16 @@ class BimanualRig:
         leaders = {
             side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
         }
-        observation = Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time)
+        self._joint_snapshot = _flatten(followers)
+        # The frames nearest the tick among those already captured: no waiting on the control path.
+        frames = self.sync.select(start) if self.sync is not None else None
+        observation = Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time, frames=frames)
         self._last_observation = observation
         return observation
+
+    def _joints_for_cameras(self) -> dict[str, float]:
+        """The followers' last positions, for virtual cameras (called from their capture threads)."""
+        return self._joint_snapshot
 
     def _watch(self, polls: Mapping[str, ArmHealth | None]) -> None:
         decisions = [self.last_decision if self.last_decision.verdict is Verdict.REST else WatchdogDecision(Verdict.OK)]

@@ -13,9 +13,14 @@ GRIPPER_KEYS = tuple(k for k in BIMANUAL_KEYS if "gripper" in k)
 
 @dataclass(frozen=True)
 class TrackingStats:
-    """Follower position versus the goal it was sent one tick earlier (its command in flight)."""
+    """Follower position versus the goal it was sent one tick earlier (its command in flight).
+
+    Ticks that started late (the host was busy) are left out and counted: a late tick lets the
+    leaders run ahead of the followers, which says something about the machine, not the arms.
+    """
 
     ticks: int
+    late_ticks_excluded: int
     mean_abs_deg: dict[str, float]
     max_abs_deg: dict[str, float]
 
@@ -29,30 +34,39 @@ class TrackingStats:
 class TrackingHook:
     """Collects tracking errors once `active` (e.g. after the followers engaged)."""
 
-    def __init__(self, skip_ticks: int = 0) -> None:
+    def __init__(self, skip_ticks: int = 0, late_tolerance_s: float = 0.008) -> None:
+        self.late_tolerance_s = late_tolerance_s
+        self._late = 0
         self.skip_ticks = skip_ticks
         self.active = True
         self._previous_sent: dict[str, float] | None = None
         self._errors: deque[np.ndarray] = deque()
         self._seen = 0
         self._keys = [k for k in BIMANUAL_KEYS if k not in GRIPPER_KEYS]
+        self._previous_on_time = True
 
     def on_step(self, step: Step) -> None:
         """Compare this tick's observed followers with last tick's command."""
         state = step.observation.state()
+        on_time = step.tick.skipped == 0 and step.tick.late_s <= self.late_tolerance_s
         if self._previous_sent is not None and self.active and not step.stale_observation:
             self._seen += 1
             if self._seen > self.skip_ticks:
-                self._errors.append(np.array([state[k] - self._previous_sent[k] for k in self._keys]))
+                if on_time and self._previous_on_time:
+                    self._errors.append(np.array([state[k] - self._previous_sent[k] for k in self._keys]))
+                else:
+                    self._late += 1
         self._previous_sent = dict(step.sent)
+        self._previous_on_time = on_time
 
     def stats(self) -> TrackingStats:
         """Errors so far (body joints, degrees)."""
         if not self._errors:
-            return TrackingStats(0, {}, {})
+            return TrackingStats(0, self._late, {}, {})
         errors = np.abs(np.stack(self._errors))
         return TrackingStats(
             ticks=len(errors),
+            late_ticks_excluded=self._late,
             mean_abs_deg=dict(zip(self._keys, errors.mean(axis=0).tolist(), strict=True)),
             max_abs_deg=dict(zip(self._keys, errors.max(axis=0).tolist(), strict=True)),
         )

@@ -19,3 +19,24 @@ os.environ.setdefault("XDG_RUNTIME_DIR", str(_CACHE_ROOT / "run"))
 Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True)
 # No key from the developer's shell may reach a test by accident.
 os.environ.pop("ANTHROPIC_API_KEY", None)
+
+
+import threading  # noqa: E402 - after the environment above, on purpose
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_capture_threads():
+    """A test must close the cameras it opens: a capture thread left running aborts the interpreter
+    at exit (OpenCV's thread pool is torn down under it) and leaks CPU into later tests."""
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    deadline = time.monotonic() + 2.0
+    while True:
+        left = [t.name for t in threading.enumerate() if t.name.startswith("camera-") and t.ident not in before]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not left, f"camera threads still running after the test: {left}"

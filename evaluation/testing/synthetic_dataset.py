@@ -155,6 +155,9 @@ def write_synthetic_dataset(
         robot_type="bi_so_follower",
         use_videos=True,
         streaming_encoding=True,
+        # Frames arrive unpaced here: a queue that holds a whole episode means LeRobot's streaming
+        # encoder never drops one on a busy machine (it drops silently after 0.1 s when full).
+        encoder_queue_maxsize=frames_per_episode + 1,
         rgb_encoder=RGBEncoderConfig(vcodec="h264"),
         video_backend="pyav",
     )

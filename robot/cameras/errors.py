@@ -8,6 +8,8 @@ CameraError
 └── CameraReadError          one failed read; the capture thread retries and reconnects
 """
 
+from robot.errors import RobotError
+
 DOCTOR = "run so101-doctor"
 CHECK_DEVICE = (
     "check the USB cable and the device path with `v4l2-ctl --list-devices` "
@@ -16,7 +18,7 @@ CHECK_DEVICE = (
 FIX_CONFIG = "fix the camera's entry in the rig config"
 
 
-class CameraError(Exception):
+class CameraError(RobotError):
     """Base of every camera error; the message names the camera and the next step."""
 
     def __init__(self, camera: str, problem: str, next_step: str = DOCTOR) -> None:

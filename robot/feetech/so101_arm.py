@@ -126,8 +126,14 @@ class SO101Arm:
 
     def read_motor_calibration(self) -> dict[str, tuple[int, int, int]]:
         """Each joint's (homing_offset, range_min, range_max) as stored in its motor."""
-        registers = self._translate(self.device.bus.read_calibration, motor=None, what="read calibration registers")
-        return {j: (c.homing_offset, c.range_min, c.range_max) for j, c in registers.items()}
+        values = {}
+        for joint in JOINT_NAMES:
+            motor_id = MOTOR_IDS[joint]
+            homing = decode_sign_magnitude(self._read_ignoring_errors(motor_id, 31, 2, "homing offset"), 11)
+            low = self._read_ignoring_errors(motor_id, 9, 2, "position limits")
+            high = self._read_ignoring_errors(motor_id, 11, 2, "position limits")
+            values[joint] = (homing, low, high)
+        return values
 
     def connect(self, *, require_calibration: bool = True) -> None:
         """Open the port, check every motor, apply calibration, configure.
@@ -218,7 +224,6 @@ class SO101Arm:
 
     def _check_motors(self) -> None:
         """LeRobot's handshake, with errors that say which motors and what to do."""
-        bus = self.device.bus
         found: dict[str, int] = {}
         for joint in JOINT_NAMES:
             model = self._translate(lambda j=joint: self._ping(MOTOR_IDS[j]), motor=joint, what="ping")
@@ -245,7 +250,15 @@ class SO101Arm:
                 f"is not an STS3215 (expected model {MODEL_STS3215}; found {detail})",
                 "replace it with an STS3215 or set it up with lerobot-setup-motors",
             )
-        self._translate(bus._assert_same_firmware, motor=None, what="read firmware versions")
+        versions = {joint: self._firmware(MOTOR_IDS[joint]) for joint in JOINT_NAMES}
+        if len(set(versions.values())) > 1:
+            detail = ", ".join(f"{j}: {v}" for j, v in versions.items())
+            raise MotorError(
+                self.ref,
+                None,
+                f"motors run different firmware versions ({detail}); LeRobot requires one",
+                "update them with Feetech's software (https://www.feetechrc.com/software)",
+            )
 
     def _ping(self, motor_id: int, attempts: int = 3) -> int | None:
         """The motor's model number, or None if it never answers (error bits do not hide it)."""
@@ -256,6 +269,23 @@ class SO101Arm:
             if comm == scs.COMM_SUCCESS:
                 return int(model)
         return None
+
+    def _read_ignoring_errors(self, motor_id: int, address: int, length: int, what: str) -> int:
+        """One register, whatever error bits the motor reports (LeRobot's reads raise on them)."""
+        bus = self.device.bus
+        read = bus.packet_handler.read1ByteTxRx if length == 1 else bus.packet_handler.read2ByteTxRx
+        for _ in range(3):
+            value, comm, _error = read(bus.port_handler, motor_id, address)
+            bus.port_handler.is_using = False
+            if comm == scs.COMM_SUCCESS:
+                return int(value)
+        raise MotorTimeoutError(self.ref, JOINT_NAMES[motor_id - 1], f"no reply when reading its {what}", _DOCTOR)
+
+    def _firmware(self, motor_id: int) -> str:
+        """"major.minor" of one motor."""
+        major = self._read_ignoring_errors(motor_id, 0, 1, "firmware version")
+        minor = self._read_ignoring_errors(motor_id, 1, 1, "firmware version")
+        return f"{major}.{minor}"
 
     def _apply_calibration(self) -> None:
         device = self.device

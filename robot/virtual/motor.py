@@ -29,10 +29,10 @@ from robot.virtual.physics import Drive, JointModel, JointPhysics
 _ACCEL_UNIT_STEPS_S2 = 100.0  # Acceleration register unit
 _CURRENT_UNIT_MA = 6.5  # Present_Current unit
 _STALL_CURRENT_MA = 2700.0  # STS3215 stall current at 12 V
-_UNBLOCKED_STEPS = 15.0
+_UNBLOCKED_STEPS = 15.0  # a joint this close to its goal is not pushing against anything
 # Registers computed from the mechanics (Present_* .. Goal_Position_2): refreshed only when read.
 _DERIVED_START = REGISTERS["Present_Position"].address
-_DERIVED_END = REGISTERS["Goal_Position_2"].address + 2  # a joint this close to its goal is not pushing against anything
+_DERIVED_END = REGISTERS["Goal_Position_2"].address + 2
 
 
 # Unnamed addresses are reserved and read-only registers ignore writes, as the firmware does.

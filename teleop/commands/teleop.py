@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                     "held_ticks": rig.counters.held_ticks,
                     "engaged": source.engaged,
                     "tracking_ticks": track.ticks,
+                    "tracking_late_ticks_excluded": track.late_ticks_excluded,
                     "tracking_max_abs_deg": {k: round(v, 3) for k, v in track.max_abs_deg.items()},
                     "tracking_mean_abs_deg": {k: round(v, 3) for k, v in track.mean_abs_deg.items()},
                 }

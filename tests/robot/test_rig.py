@@ -157,3 +157,63 @@ def test_exit_can_hold_torque(live_model, rig_setup):
         rig.act(rig.observe().state())
     assert torque(live_model, "left_follower") == [True] * 6
     assert torque(live_model, "left_leader") == [False] * 6
+
+
+def small_cameras(**overhead):
+    from robot.cameras.config import VirtualCameraConfig, VirtualView
+
+    return (
+        VirtualCameraConfig("left_wrist", VirtualView.LEFT_WRIST, width=160, height=120, phase_s=0.004, seed=1),
+        VirtualCameraConfig("right_wrist", VirtualView.RIGHT_WRIST, width=160, height=120, phase_s=0.012, seed=2),
+        VirtualCameraConfig("overhead", VirtualView.OVERHEAD, width=160, height=120, phase_s=0.02, **overhead),
+    )
+
+
+@pytest.fixture
+def camera_rig(tmp_path, live_model):
+    root = tmp_path / "calibration"
+    write_calibration_files(live_model, root, "rig")
+    with in_process_ports(live_model) as ports:
+
+        def make(**overhead) -> BimanualRig:
+            config = RigConfig(
+                id="rig",
+                calibration=CalibrationConfig(dir=root),
+                cameras=small_cameras(**overhead),
+                virtual=VirtualRigConfig(),
+            )
+            return BimanualRig(config, ports)
+
+        yield make
+
+
+def test_observations_carry_one_timestamped_frame_per_camera(camera_rig):
+    from robot.loop_timer import LoopTimer
+
+    with camera_rig() as rig:
+        timer = LoopTimer(30)
+        timer.start()
+        skews = []
+        for _ in range(45):
+            timer.wait()
+            obs = rig.observe()
+            rig.act(obs.state())
+            skews.append(obs.frames.skew_s)
+        assert set(obs.frames.frames) == {"left_wrist", "right_wrist", "overhead"}
+        frame = obs.frames.frames["overhead"]
+        assert frame.image.shape == (120, 160, 3)
+        assert abs(frame.capture_time_s - obs.t_s) < 0.1
+        assert max(skews[5:]) < 1 / 30  # the three cameras' frames come from the same period
+        assert rig._joint_snapshot == obs.state()  # what the virtual cameras draw
+
+
+def test_a_frozen_camera_stops_the_session_with_a_typed_error(camera_rig):
+    from robot.cameras.errors import CameraStaleError
+
+    def observe_until_error(rig: BimanualRig) -> None:
+        for _ in range(150):
+            rig.observe()
+            time.sleep(1 / 30)
+
+    with camera_rig(freeze_after_s=0.5) as rig, pytest.raises(CameraStaleError, match="overhead"):
+        observe_until_error(rig)

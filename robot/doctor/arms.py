@@ -1,19 +1,10 @@
-"""Preflight checks: will this session produce good data? Each check is a row: pass, warn or fail.
+"""The doctor's arm rows: port, motors, calibration, power, motor status and bus timing."""
 
-Checks never change the arms (no torque, no calibration writes): an arm is opened for inspection,
-its motors identified, its calibration registers compared with the files, its power, temperatures
-and bus timing measured.
-"""
-
-import shutil
 import statistics
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from enum import StrEnum
-from pathlib import Path
 
 from robot.config import RigConfig
+from robot.doctor.rows import CheckRow, Status
 from robot.errors import (
     ArmConnectionError,
     CalibrationError,
@@ -31,30 +22,6 @@ MIN_SANE_RANGE_STEPS = 800  # a calibrated SO-101 joint spans ~2000-2600 steps
 FOLLOWER_SUPPLY_V = (10.5, 13.5)  # 12 V follower motors
 LEADER_MAX_V = 9.0  # leader motors are 7.4 V parts, usually fed 5 V
 WARM_C, HOT_C = 50.0, 60.0
-MIN_FREE_GB, WARN_FREE_GB = 2.0, 10.0
-
-
-class Status(StrEnum):
-    """The verdict of one check."""
-
-    PASS = "pass"
-    WARN = "warn"
-    FAIL = "fail"
-
-
-@dataclass(frozen=True)
-class CheckRow:
-    """One line of the doctor's table."""
-
-    subject: str  # e.g. "left_follower", "disk"
-    check: str  # e.g. "motors", "calibration"
-    status: Status
-    detail: str
-    next_step: str = ""
-
-    def as_dict(self) -> dict[str, str]:
-        """JSON-friendly form."""
-        return {k: str(v) for k, v in asdict(self).items()}
 
 
 def _arm(name: str, port: str, rig: RigConfig) -> SO101Arm:
@@ -62,7 +29,8 @@ def _arm(name: str, port: str, rig: RigConfig) -> SO101Arm:
     return SO101Arm(side, role, port, rig_id=rig.id, calibration=rig.calibration, bus=rig.bus)
 
 
-def _file_calibrations(rig: RigConfig) -> dict[str, dict[str, tuple[int, int, int]] | CalibrationError]:
+def file_calibrations(rig: RigConfig) -> dict[str, dict[str, tuple[int, int, int]] | CalibrationError]:
+    """Each arm's calibration file as (homing, min, max) per joint, or the error reading it."""
     root = calibration_root(rig.calibration.dir)
     found: dict[str, dict[str, tuple[int, int, int]] | CalibrationError] = {}
     for name in rig.ports.by_arm():
@@ -215,52 +183,3 @@ def _check_bus(name: str, arm: SO101Arm, samples: int = BUS_SAMPLES) -> CheckRow
     if missed or retries > samples * 0.01 or p99 > arm.bus_config.read_deadline_ms:
         return CheckRow(name, "bus", Status.WARN, detail, fix)
     return CheckRow(name, "bus", Status.PASS, detail)
-
-
-def check_disk(folder: Path) -> CheckRow:
-    """Free space where datasets go."""
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    free_gb = shutil.disk_usage(existing).free / 1e9
-    detail = f"{free_gb:.1f} GB free at {existing}"
-    if free_gb < MIN_FREE_GB:
-        return CheckRow(
-            "disk", "free space", Status.FAIL, detail, "free some space: a session of 50 episodes needs ~2 GB"
-        )
-    if free_gb < WARN_FREE_GB:
-        return CheckRow("disk", "free space", Status.WARN, detail, "less than 10 GB left")
-    return CheckRow("disk", "free space", Status.PASS, detail)
-
-
-def check_encoder() -> CheckRow:
-    """A video encoder LeRobot's writer can use (through PyAV)."""
-    try:
-        import av
-
-        codecs = av.codecs_available
-    except ImportError as e:
-        return CheckRow("video", "encoder", Status.FAIL, f"PyAV missing: {e}", "reinstall: make setup")
-    usable = [c for c in ("libsvtav1", "h264", "libx264") if c in codecs]
-    if not usable:
-        return CheckRow("video", "encoder", Status.FAIL, "no AV1 or H.264 encoder in PyAV", "reinstall av")
-    return CheckRow("video", "encoder", Status.PASS, ", ".join(usable))
-
-
-def run_checks(
-    rig: RigConfig, ports: dict[str, str], dataset_root: Path, on_row: Callable[[CheckRow], None] | None = None
-) -> list[CheckRow]:
-    """Every check, in table order; `on_row` sees each row as soon as it is known."""
-    rows: list[CheckRow] = []
-
-    def add(new: list[CheckRow]) -> None:
-        for row in new:
-            rows.append(row)
-            if on_row:
-                on_row(row)
-
-    files = _file_calibrations(rig)
-    for name, port in ports.items():
-        add(check_arm(name, port, rig, files))
-    add([check_disk(dataset_root), check_encoder()])
-    return rows

@@ -1,0 +1,37 @@
+"""Preflight checks (so101-doctor): will this session produce good data?
+
+Each check is a row (pass, warn or fail, with the next step). Nothing on the arms is changed: an
+arm is opened for inspection, its motors identified, its calibration registers compared with the
+files, its power, temperatures and bus timing measured; cameras are run for a few seconds.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from robot.config import RigConfig
+from robot.doctor.arms import check_arm, file_calibrations
+from robot.doctor.cameras import check_cameras
+from robot.doctor.rows import CheckRow, Status
+from robot.doctor.system import check_disk, check_encoder
+
+__all__ = ["CheckRow", "Status", "run_checks"]
+
+
+def run_checks(
+    rig: RigConfig, ports: dict[str, str], dataset_root: Path, on_row: Callable[[CheckRow], None] | None = None
+) -> list[CheckRow]:
+    """Every check, in table order; `on_row` sees each row as soon as it is known."""
+    rows: list[CheckRow] = []
+
+    def add(new: list[CheckRow]) -> None:
+        for row in new:
+            rows.append(row)
+            if on_row:
+                on_row(row)
+
+    files = file_calibrations(rig)
+    for name, port in ports.items():
+        add(check_arm(name, port, rig, files))
+    add(check_cameras(rig.cameras, rig.sync))
+    add([check_disk(dataset_root), check_encoder()])
+    return rows

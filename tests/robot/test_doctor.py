@@ -1,0 +1,114 @@
+"""so101-doctor's checks on the in-process virtual rig: a healthy rig passes; each fault fails the
+right row with the right next step."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
+from robot.config import BusConfig, CalibrationConfig, RigConfig
+from robot.doctor import Status, run_checks
+from robot.virtual.bus import TimingMode
+from robot.virtual.inprocess import in_process_ports
+from robot.virtual.precalibrated import write_calibration_files
+from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from tests.commands_helpers import run, virtual_rig_file
+
+# A generous staleness bound: render threads on a loaded 2-core machine can stall for a while.
+RELAXED = CaptureConfig(max_frame_age_s=1.0)
+CAMERAS = tuple(
+    VirtualCameraConfig(name, view, width=160, height=120, phase_s=phase, seed=i, capture=RELAXED)
+    for i, (name, view, phase) in enumerate(
+        [
+            ("left_wrist", VirtualView.LEFT_WRIST, 0.004),
+            ("right_wrist", VirtualView.RIGHT_WRIST, 0.008),
+            ("overhead", VirtualView.OVERHEAD, 0.012),
+        ]
+    )
+)
+
+
+@pytest.fixture
+def doctor(tmp_path):
+    model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=0.0))
+    root = tmp_path / "calibration"
+    write_calibration_files(model, root, "doc")
+    rig = RigConfig(
+        id="doc",
+        calibration=CalibrationConfig(dir=root),
+        bus=BusConfig(reply_timeout_ms=20.0, read_deadline_ms=50.0),
+        cameras=CAMERAS,
+        virtual=VirtualRigConfig(),
+    )
+    with in_process_ports(model) as ports:
+
+        def check(config: RigConfig = rig, port_map: dict[str, str] = ports):
+            rows = run_checks(config, port_map, tmp_path)
+            return {(r.subject, r.check): r for r in rows}
+
+        yield check, model, rig, ports
+
+
+def failures(rows):
+    return {key: row for key, row in rows.items() if row.status is Status.FAIL}
+
+
+def test_a_healthy_virtual_rig_passes(doctor):
+    check, *_ = doctor
+    rows = check()
+    assert failures(rows) == {}
+    for arm in ("left_follower", "right_follower", "left_leader", "right_leader"):
+        for what in ("port", "motors", "calibration", "power", "motor status", "bus"):
+            assert (arm, what) in rows
+    for camera in ("left_wrist", "right_wrist", "overhead"):
+        assert rows[(camera, "camera")].status is Status.PASS
+    assert rows[("cameras", "sync")].status is Status.PASS
+
+
+def test_swapped_follower_ports(doctor):
+    check, _, rig, ports = doctor
+    swapped = dict(ports) | {"left_follower": ports["right_follower"], "right_follower": ports["left_follower"]}
+    failed = failures(check(rig, swapped))
+    assert set(failed) == {("left_follower", "calibration"), ("right_follower", "calibration")}
+    row = failed[("left_follower", "calibration")]
+    assert "right_follower's calibration" in row.detail
+    assert "swapped" in row.next_step
+
+
+def test_missing_motor(doctor):
+    check, model, *_ = doctor
+    model.buses["right_leader"].motor(4).unplug(None, model.clock())
+    failed = failures(check())
+    assert set(failed) == {("right_leader", "motors")}
+    assert "wrist_flex (id 4)" in failed[("right_leader", "motors")].detail
+    assert "cable" in failed[("right_leader", "motors")].next_step
+
+
+def test_frozen_camera(doctor):
+    check, _, rig, _ = doctor
+    frozen = (*CAMERAS[:2], replace(CAMERAS[2], freeze_after_s=0.3))
+    failed = failures(check(replace(rig, cameras=frozen)))
+    assert set(failed) == {("overhead", "camera")}
+    assert "old" in failed[("overhead", "camera")].detail  # its newest frame is older than allowed
+    assert failed[("overhead", "camera")].next_step
+
+
+def test_overheating_motor(doctor):
+    check, model, *_ = doctor
+    model.buses["left_follower"].motor(6).set_temperature(75.0)
+    failed = failures(check())
+    assert set(failed) == {("left_follower", "motor status")}
+    row = failed[("left_follower", "motor status")]
+    assert "gripper: overheat" in row.detail
+    assert "cool" in row.next_step
+
+
+@pytest.mark.slow
+def test_so101_doctor_passes_on_the_virtual_rig_and_prints_json(tmp_path):
+    rig_file = virtual_rig_file(tmp_path, calibrated=True, timing="wire")
+    result = run("so101-doctor", f"--config_path={rig_file}", "--json=true", f"--dataset_root={tmp_path}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = json.loads(result.stdout)
+    assert not [r for r in rows if r["status"] == "fail"]
+    assert len([r for r in rows if r["check"] == "calibration"]) == 4
