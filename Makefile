@@ -27,14 +27,17 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -m "not slow and not hardware"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
 bench: $(STAMP)
-	$(PY) -m benchmarks.run
+	$(PY) -m benchmarks.bus_cycle
+	$(PY) -m benchmarks.rig_loop
+	$(PY) -m benchmarks.camera_skew
+	$(PY) -m benchmarks.judge_bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -4,25 +4,27 @@
     connect our BimanualRig and LeRobot's BiSOLeader + BiSOFollower to the same four buses
     for condition in (idle, 3 cameras, 3 cameras + an AV1 encoder process):
         start the condition's load, let it settle (discarded ticks)
-        one continuous 30 Hz loop in blocks, pacing alternating ours / LeRobot block by block:
+        rounds of four 30 Hz blocks, one per (pacing, step) pair, pacing alternating block by block:
             pacing  ours:    LoopTimer.wait()  (absolute monotonic deadlines)
                     LeRobot: dt = perf_counter() - loop_start; precise_sleep(max(1/fps - dt, 0))
             step    ours:    obs = rig.observe(); rig.act(obs.leader_action())   (buses concurrent)
                     LeRobot: leader.get_action(); follower.send_action(a); follower.get_observation()
-        every period t0[i+1] - t0[i] belongs to the pacing that slept after tick i;
-        every step's wall time to the implementation that ran it
+            between blocks: 50 ms pause, then late replies are flushed from the four buses
+        a period runs from a tick's start to the next one's (a block's last: to its final sleep's
+        end) and belongs to the block's pacing; a step's wall time to the implementation that ran it
     print Markdown tables, write JSON with every period and step
 
-Each round of four blocks runs every (pacing, step) pair once, so both pacings see both steps and
-both steps see both pacings under the same load; the two implementations never talk to the buses
-at the same time. The encoder is a child process (this file with `--encode-load`) encoding three
-480x640 synthetic streams at 30 fps with libsvtav1 (preset 12, crf 30, g 2), at normal priority:
-as root it runs without CAP_SYS_NICE, since SVT-AV1 otherwise makes its workers SCHED_FIFO 99
-(see ../shared/notes/anchors-measured.md); the JSON records its threads' scheduling classes.
+Both pacings see both steps and both steps see both pacings under the same load; the two
+implementations never talk to the buses at the same time, and the flush keeps one's late replies
+from answering the other's requests. The encoder is a child process (this file with
+`--encode-load`) encoding three 480x640 synthetic streams at 30 fps with libsvtav1 (preset 12,
+crf 30, g 2), at normal priority: as root it runs without CAP_SYS_NICE, since SVT-AV1 otherwise
+makes its workers SCHED_FIFO 99 (see ../shared/notes/anchors-measured.md); the JSON records its
+threads' scheduling classes.
 
 A measurement, not a test: nothing is asserted about speed.
 
-    .venv/bin/python -m benchmarks.rig_loop [--seconds 60] [--block-s 5] [--quick] [--out PATH]
+    .venv/bin/python -m benchmarks.rig_loop [--seconds 60] [--block-s 5] [--quick] [--wait-quiet S] [--out PATH]
 """
 
 from __future__ import annotations
@@ -63,19 +65,17 @@ if TYPE_CHECKING:
 FPS = 30.0
 PERIOD_S = 1.0 / FPS
 RIG_ID = "bench"
-OURS, LEROBOT = "ours", "lerobot"
-CONDITIONS = ("idle", "cameras", "cameras+encode")
-# Block order within a round: pacing strictly alternates over the whole run, each (pacing, step)
-# pair runs once per round, and odd rounds swap which step goes with which pacing first.
-ROUNDS = (
-    ((OURS, OURS), (LEROBOT, LEROBOT), (OURS, LEROBOT), (LEROBOT, OURS)),
-    ((OURS, LEROBOT), (LEROBOT, OURS), (OURS, OURS), (LEROBOT, LEROBOT)),
-)
+OURS, LEROBOT, BUSY = "ours", "lerobot", "busy"
+PACINGS = (OURS, LEROBOT)
+STEPS = (OURS, LEROBOT, BUSY)  # our rig's tick, LeRobot's bimanual tick, a fixed busy-wait
+BUSY_STEP_S = 0.004  # the busy-wait step: a constant amount of loop work, so only the pacing varies
+STEP_GROUPS = {"rig ticks": (OURS, LEROBOT), "4 ms busy-wait": (BUSY,)}  # pacing is reported per group
 CAMERAS = (  # name, view, phase offset (s): three free-running cameras a third of a period apart
     ("overhead", VirtualView.OVERHEAD, 0.0),
     ("left_wrist", VirtualView.LEFT_WRIST, 0.011),
     ("right_wrist", VirtualView.RIGHT_WRIST, 0.022),
 )
+DRAIN_S = 0.05  # pause between blocks before late replies are flushed, s
 SETTLE_S = {"idle": 1.0, "cameras": 1.0, "cameras+encode": 3.0}  # discarded ticks before measuring
 ENCODE_WIDTH, ENCODE_HEIGHT, ENCODE_STREAMS = 640, 480, 3
 ENCODE_OPTIONS = {"preset": "12", "crf": "30", "g": "2"}  # LeRobot's VideoEncoderConfig defaults
@@ -86,28 +86,26 @@ TARGETS = {"rate_error_pct": 0.01, "p99_ms": {"idle": 0.3, "cameras": 2.0, "came
 BUS_ANCHOR_MS = {"median": 3.17, "p99": 7.0}  # issue 3 / anchors-measured.md A (prototype emulator)
 
 
-# --- one condition's continuous loop ----------------------------------------------------
+# --- one condition: blocks of ticks ----------------------------------------------------
 
 
 @dataclass
 class Trace:
     """Every tick of one condition, in order."""
 
-    starts_s: list[float] = field(default_factory=list)  # monotonic start of each tick
+    period_s: list[float] = field(default_factory=list)  # this tick's start to the next's (or the block's end)
     pacing: list[str] = field(default_factory=list)  # the pacing that slept after the tick
     step: list[str] = field(default_factory=list)  # the implementation whose step ran
     step_s: list[float] = field(default_factory=list)  # wall time of the step
     read_s: list[float] = field(default_factory=list)  # ours: observe()'s concurrent read; NaN for LeRobot
     failed: list[bool] = field(default_factory=list)
-    errors: dict[str, list[str]] = field(default_factory=lambda: {OURS: [], LEROBOT: []})
-    overruns: int = 0  # LoopTimer's accounting, summed over our pacing blocks
-    skipped: int = 0
-    # Our blocks from their second tick to their last: every block's first tick is due at once
-    # (never late) and its last one as late as any, so each block charges one wake-up delay to
-    # the rate; this span leaves that artifact of alternating blocks out.
-    inner_periods: int = 0
-    inner_span_s: float = 0.0
-    end_s: float = 0.0  # when the last block's last sleep ended (closes the last period)
+    errors: dict[str, list[str]] = field(default_factory=lambda: {step: [] for step in STEPS})
+    # Per step, over our pacing's blocks: LoopTimer's overruns and skipped deadlines, and the
+    # periods and span from each block's second tick to its last. Every block's first tick is due
+    # at once (never late) and its end as late as any wake-up, so each block charges one wake-up
+    # delay to the rate; that span leaves this artifact of short blocks out.
+    timer: dict[str, list[float]] = field(default_factory=lambda: {step: [0, 0, 0, 0.0] for step in STEPS})
+    stale_bytes: int = 0  # late replies flushed from the buses between blocks
 
 
 Step = Callable[[], float]  # runs one tick's bus work; returns the read phase's time (s) or NaN
@@ -128,60 +126,59 @@ def timed_step(trace: Trace, name: str, step: Step) -> None:
 
 
 def run_block(trace: Trace, pacing: str, step_name: str, step: Step, ticks: int) -> None:
-    """`ticks` ticks of `step`, paced by `pacing`, ending with that pacing's sleep."""
+    """`ticks` ticks of `step` paced by `pacing`; the last period ends when its final sleep does."""
     from lerobot.utils.robot_utils import precise_sleep
 
+    starts: list[float] = []
     if pacing == OURS:
         timer = LoopTimer(FPS)
-        timer.start()  # the first tick is due now: the previous block's pacing slept before it
-        first = len(trace.starts_s)
+        timer.start()  # the first tick is due now
         for _ in range(ticks):
-            tick = timer.wait()
-            trace.starts_s.append(tick.start_s)
-            trace.pacing.append(pacing)
-            trace.step.append(step_name)
+            starts.append(timer.wait().start_s)
             timed_step(trace, step_name, step)
-        trace.inner_periods += ticks - 2
-        trace.inner_span_s += trace.starts_s[-1] - trace.starts_s[first + 1]
-        timer.wait()  # the block's last period is ours too
-        trace.overruns += timer.overruns
-        trace.skipped += timer.skipped
+        end_s = timer.wait().start_s  # the tick that would come next
+        counts = (timer.overruns, timer.skipped, ticks - 2, starts[-1] - starts[1])
+        trace.timer[step_name] = [a + b for a, b in zip(trace.timer[step_name], counts, strict=True)]
     else:
         for _ in range(ticks):  # lerobot_record.record_loop's pacing, line for line
             start_loop_t = time.perf_counter()
-            trace.starts_s.append(time.monotonic())
-            trace.pacing.append(pacing)
-            trace.step.append(step_name)
+            starts.append(time.monotonic())
             timed_step(trace, step_name, step)
             dt_s = time.perf_counter() - start_loop_t
             precise_sleep(max(PERIOD_S - dt_s, 0.0))
-    trace.end_s = time.monotonic()
+        end_s = time.monotonic()
+    trace.period_s.extend(np.diff([*starts, end_s]).tolist())
+    trace.pacing.extend([pacing] * ticks)
+    trace.step.extend([step_name] * ticks)
 
 
-def settle(steps: dict[str, Step], seconds: float) -> None:
-    """Ticks of each step, discarded: the load and the buses reach their steady state."""
-    throwaway = Trace()
-    for name, step in steps.items():
-        run_block(throwaway, OURS, name, step, max(1, round(seconds * FPS / len(steps))))
-
-
-def run_condition(steps: dict[str, Step], seconds: float, block_s: float) -> Trace:
-    """Rounds of four blocks until at least `seconds` have been measured."""
+def run_condition(steps: dict[str, Step], drain: Callable[[], int], seconds: float, block_s: float) -> Trace:
+    """Rounds of six blocks until at least `seconds` have been measured, the buses drained between."""
     trace = Trace()
     ticks = max(3, round(block_s * FPS))
-    blocks = max(4, 4 * math.ceil(seconds / block_s / 4))
-    for index in range(blocks):
-        pacing, step_name = ROUNDS[(index // 4) % 2][index % 4]
+    rounds = max(1, math.ceil(seconds / block_s / 6))
+    for index in range(6 * rounds):
+        # Pacing alternates block by block; each round runs all six (pacing, step) pairs, and the
+        # next round shifts which step follows which.
+        pacing, step_name = PACINGS[index % 2], STEPS[(index + index // 6) % 3]
+        trace.stale_bytes += drain()
         run_block(trace, pacing, step_name, steps[step_name], ticks)
     return trace
+
+
+def settle(steps: dict[str, Step], drain: Callable[[], int], seconds: float) -> None:
+    """Ticks of each step, discarded: the load and the buses reach their steady state."""
+    for name, step in steps.items():
+        drain()
+        run_block(Trace(), OURS, name, step, max(3, round(seconds * FPS / len(steps))))
 
 
 # --- the two implementations ------------------------------------------------------------
 
 
 @contextlib.contextmanager
-def connected_rigs(root: Path) -> Iterator[tuple[dict[str, Step], int | None]]:
-    """The virtual rig with both implementations connected; yields their steps and the emulator pid."""
+def connected_rigs(root: Path) -> Iterator[tuple[dict[str, Step], Callable[[], int], int | None]]:
+    """The virtual rig with both implementations connected; yields their steps, a drain, the emulator pid."""
     from lerobot.robots.bi_so_follower import BiSOFollower, BiSOFollowerConfig
     from lerobot.robots.so_follower import SOFollowerConfig
     from lerobot.teleoperators.bi_so_leader import BiSOLeader, BiSOLeaderConfig
@@ -237,7 +234,29 @@ def connected_rigs(root: Path) -> Iterator[tuple[dict[str, Step], int | None]]:
             follower.get_observation()
             return math.nan
 
-        yield {OURS: ours, LEROBOT: lerobot}, emulator_pid
+        def drain() -> int:
+            """Wait, then flush late replies, so neither implementation reads the other's.
+
+            A reply that misses its read's timeout arrives later; LeRobot's SDK never flushes
+            input, so it would take such a reply for its next request and stay one reply behind.
+            """
+            time.sleep(DRAIN_S)
+            stale = 0
+            for arm in rig.arms.values():
+                port = arm.device.bus.port_handler.ser  # the tty's input queue, shared by both clients
+                stale += port.in_waiting
+                port.reset_input_buffer()
+            return stale
+
+        yield {OURS: ours, LEROBOT: lerobot, BUSY: busy_wait}, drain, emulator_pid
+
+
+def busy_wait() -> float:
+    """The fixed step: spin for BUSY_STEP_S of wall time, holding the CPU as a computing step would."""
+    end = time.perf_counter() + BUSY_STEP_S
+    while time.perf_counter() < end:
+        pass
+    return math.nan
 
 
 # --- loads ------------------------------------------------------------------------------
@@ -427,14 +446,13 @@ class Meter:
 # --- statistics -------------------------------------------------------------------------
 
 
-def pacing_stats(trace: Trace, pacing: str) -> dict[str, Any]:
-    """Periods slept by one pacing: rate (periods / their sum) and deviation from 1/fps."""
-    starts = np.asarray([*trace.starts_s, trace.end_s])
-    mine = np.asarray(trace.pacing) == pacing
-    periods = np.diff(starts)[mine]
+def pacing_stats(trace: Trace, pacing: str, steps: tuple[str, ...]) -> dict[str, Any]:
+    """Periods slept by one pacing around `steps`: rate (periods / their sum), deviation from 1/fps."""
+    mine = (np.asarray(trace.pacing) == pacing) & np.isin(trace.step, steps)
+    periods = np.asarray(trace.period_s)[mine]
     deviation_ms = np.abs(periods - PERIOD_S) * 1e3
     achieved_hz = len(periods) / periods.sum()
-    return {
+    result = {
         "periods": len(periods),
         "achieved_hz": achieved_hz,
         "rate_error_pct": 100 * (achieved_hz / FPS - 1),
@@ -447,6 +465,11 @@ def pacing_stats(trace: Trace, pacing: str) -> dict[str, Any]:
         "under_0.9x": int(np.sum(periods < 0.9 * PERIOD_S)),
         "periods_ms": [round(p * 1e3, 4) for p in periods],
     }
+    if pacing == OURS:
+        overruns, skipped, inner_periods, inner_span_s = (sum(trace.timer[s][i] for s in steps) for i in range(4))
+        result["loop_timer_overruns"], result["loop_timer_skipped"] = int(overruns), int(skipped)
+        result["steady_rate_error_pct"] = 100 * (inner_periods / inner_span_s / FPS - 1)
+    return result
 
 
 def step_stats(trace: Trace, step: str) -> dict[str, Any]:
@@ -473,37 +496,38 @@ def step_stats(trace: Trace, step: str) -> dict[str, Any]:
 
 
 def measure(
-    condition: str, steps: dict[str, Step], args: argparse.Namespace, pids: dict[str, int | None], cameras: dict
+    condition: str,
+    rigs: tuple[dict[str, Step], Callable[[], int]],
+    args: argparse.Namespace,
+    pids: dict[str, int | None],
+    cameras: dict,
 ) -> dict[str, Any]:
     """Settle, then measure one condition with its machine bookkeeping."""
     print(f"  {condition}: {args.seconds:.0f} s ...", file=sys.stderr, flush=True)
-    settle(steps, SETTLE_S[condition])
+    steps, drain = rigs
+    settle(steps, drain, SETTLE_S[condition])
     meter = Meter(pids, cameras)
-    trace = run_condition(steps, args.seconds, args.block_s)
+    trace = run_condition(steps, drain, args.seconds, args.block_s)
     result = {
         "condition": condition,
-        "pacing": {p: pacing_stats(trace, p) for p in (OURS, LEROBOT)},
+        "pacing": {group: {p: pacing_stats(trace, p, steps) for p in PACINGS} for group, steps in STEP_GROUPS.items()},
         "step": {s: step_stats(trace, s) for s in (OURS, LEROBOT)},
         "machine": meter.finish(),
-    }
-    inner_hz = trace.inner_periods / trace.inner_span_s
-    result["pacing"][OURS] |= {
-        "loop_timer_overruns": trace.overruns,
-        "loop_timer_skipped": trace.skipped,
-        "steady_rate_error_pct": 100 * (inner_hz / FPS - 1),
+        "stale_bytes_flushed_between_blocks": trace.stale_bytes,
     }
     return result
 
 
 def run_all(root: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     results = []
-    with connected_rigs(root) as (steps, emulator_pid):
+    with connected_rigs(root) as (steps, drain, emulator_pid):
+        rigs = steps, drain
         pids: dict[str, int | None] = {"this_process": os.getpid(), "emulator": emulator_pid}
-        results.append(measure("idle", steps, args, pids, {}))
+        results.append(measure("idle", rigs, args, pids, {}))
         with running_cameras() as cameras:
-            results.append(measure("cameras", steps, args, pids, cameras))
+            results.append(measure("cameras", rigs, args, pids, cameras))
             with encoder_process(root) as encoder:
-                result = measure("cameras+encode", steps, args, {**pids, "encoder": encoder["pid"]}, cameras)
+                result = measure("cameras+encode", rigs, args, {**pids, "encoder": encoder["pid"]}, cameras)
                 result["encoder_thread_classes"] = thread_classes(encoder["pid"])
             done_s = np.asarray(encoder.pop("frame_done_s", []))
             window = result["machine"]["started_s"], result["machine"]["ended_s"]
@@ -586,7 +610,8 @@ def notes(results: list[dict[str, Any]]) -> str:
             f"- {r['condition']}: our observe()'s concurrent read of all four arms: median"
             f" {ours['read_p50_ms']:.2f} ms, p99 {ours['read_p99_ms']:.2f} ms. LoopTimer: overruns"
             f" {pacing['loop_timer_overruns']}, skipped deadlines {pacing['loop_timer_skipped']}; rate error from each"
-            f" block's second tick to its last (block boundaries left out) {pacing['steady_rate_error_pct']:+.4f} %"
+            f" block's second tick to its last (block boundaries left out) {pacing['steady_rate_error_pct']:+.4f} %;"
+            f" late reply bytes flushed between blocks: {r['stale_bytes_flushed_between_blocks']}"
         )
         for impl in (OURS, LEROBOT):
             if r["step"][impl]["errors"]:

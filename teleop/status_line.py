@@ -25,6 +25,7 @@ class StatusLine:
         self.period_s = 1.0 / fps
         self.hints = hints
         self.extra = ""
+        self._console = console
         self._live = Live(console=console, auto_refresh=False, transient=False)
         self._starts: deque[float] = deque(maxlen=WINDOW_TICKS)
         self._bus_ms: deque[float] = deque(maxlen=WINDOW_TICKS)
@@ -37,6 +38,7 @@ class StatusLine:
 
     def __exit__(self, *exc: object) -> None:
         self._live.__exit__(None, None, None)
+        self._console.print()  # what follows starts on its own line
 
     def on_step(self, step: Step) -> None:
         """Collect timing; redraw at most every REFRESH_S."""

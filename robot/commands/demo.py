@@ -5,8 +5,8 @@
 
 Each step runs a real console script (as a child process, exactly as you would) against four
 emulated SO-101 arms: start the virtual rig, calibrate the arms through LeRobot's procedure,
-run the preflight doctor, then hand the rig to LeRobot's own `lerobot-teleoperate` while the
-scripted operator demonstrates a cloth fold on the leader arms.
+run the preflight doctor, then teleoperate while the scripted operator demonstrates a cloth fold on
+the leader arms: first through so101-teleop (safety on), then through LeRobot's `lerobot-teleoperate`.
 """
 
 import json
@@ -120,9 +120,16 @@ class Demo:
         if self.config.teleop_s <= 0:
             return
         self.say(
+            "teleoperation with safety on",
+            f"The scripted operator folds a cloth with the leader arms; so101-teleop makes the followers\n"
+            f"follow at 30 Hz for {self.config.teleop_s:.0f} s, through the safety layer (limits, step and\n"
+            "speed caps, thermal watchdog, gripper relief when the jaws meet the cloth). At the end the\n"
+            "followers go back to where they started and release torque.",
+        )
+        self.run("so101-teleop", *self.rig_args, f"--duration_s={self.config.teleop_s}")
+        self.say(
             "LeRobot's own teleoperation on the virtual rig",
-            f"The scripted operator folds a cloth with the leader arms; `lerobot-teleoperate` (LeRobot's\n"
-            f"script, unmodified) makes the followers follow, for {self.config.teleop_s:.0f} s.",
+            "The same ports work with LeRobot's scripts, unmodified: `lerobot-teleoperate` for 5 s.",
         )
         calibration = self.out / "calibration"
         with VirtualRigClient(control) as client:
@@ -140,7 +147,7 @@ class Demo:
                 f"--teleop.left_arm_config.port={ports['left_leader']}",
                 f"--teleop.right_arm_config.port={ports['right_leader']}",
                 "--fps=30",
-                f"--teleop_time_s={self.config.teleop_s}",
+                "--teleop_time_s=5",
             )
             client.stop()
 
