@@ -111,7 +111,11 @@ class SO101Arm:
         The calibration file is not applied and nothing is written, so a wrong port or a
         mismatched calibration can be reported as found.
         """
-        device = self._make_device(with_calibration=False)
+        self._open(with_calibration=False, then=lambda: None)
+
+    def _open(self, *, with_calibration: bool, then: Callable[[], None]) -> None:
+        """Open the port, check the motors, run `then`; on any failure close the port again."""
+        device = self._make_device(with_calibration=with_calibration)
         self._install_port_handler(device)
         try:
             device.bus.connect(handshake=False)
@@ -120,6 +124,7 @@ class SO101Arm:
         self._device = device
         try:
             self._check_motors()
+            then()
         except BaseException:
             self._close_quietly()
             raise
@@ -148,22 +153,14 @@ class SO101Arm:
             raise CalibrationError(
                 f"{self.ref}: no calibration file at {self.calibration_file}. Next: run so101-calibrate"
             )
-        device = self._make_device()
-        self._install_port_handler(device)
-        try:
-            device.bus.connect(handshake=False)
-        except ConnectionError as e:
-            raise self._open_error(e.__cause__ or e) from e
-        self._device = device
-        try:
-            self._check_motors()
+
+        def calibrate_and_configure() -> None:
             if have_file:
                 self._apply_calibration()
             if require_calibration:
                 self.configure()
-        except BaseException:
-            self._close_quietly()
-            raise
+
+        self._open(with_calibration=True, then=calibrate_and_configure)
 
     def _open_error(self, cause: BaseException) -> ArmConnectionError:
         text = str(cause)

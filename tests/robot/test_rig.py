@@ -32,11 +32,12 @@ def rig_setup(tmp_path, live_model):
     write_calibration_files(live_model, root, "rig")
     with in_process_ports(live_model) as ports:
 
-        def make(**safety) -> BimanualRig:
+        def make(cameras: tuple = (), **safety) -> BimanualRig:
             config = RigConfig(
                 id="rig",
                 calibration=CalibrationConfig(dir=root),
                 safety=SafetyConfig(**safety),
+                cameras=cameras,
                 virtual=VirtualRigConfig(),
             )
             return BimanualRig(config, ports)
@@ -170,21 +171,8 @@ def small_cameras(**overhead):
 
 
 @pytest.fixture
-def camera_rig(tmp_path, live_model):
-    root = tmp_path / "calibration"
-    write_calibration_files(live_model, root, "rig")
-    with in_process_ports(live_model) as ports:
-
-        def make(**overhead) -> BimanualRig:
-            config = RigConfig(
-                id="rig",
-                calibration=CalibrationConfig(dir=root),
-                cameras=small_cameras(**overhead),
-                virtual=VirtualRigConfig(),
-            )
-            return BimanualRig(config, ports)
-
-        yield make
+def camera_rig(rig_setup):
+    return lambda **overhead: rig_setup(cameras=small_cameras(**overhead))
 
 
 def test_observations_carry_one_timestamped_frame_per_camera(camera_rig):
