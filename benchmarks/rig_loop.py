@@ -15,15 +15,14 @@
         end) and belongs to the block's pacing; a step's wall time to the implementation that ran it
     print Markdown tables, write JSON with every period and step
 
-Pacing is reported twice: around the rig ticks (the realistic loop; a tick that overruns the
-period costs both pacings alike) and around the busy-wait step (the timer alone). Both pacings see
-every step and both rig steps see both pacings under the same load; the two
-implementations never talk to the buses at the same time, and the flush keeps one's late replies
-from answering the other's requests. The encoder is a child process (this file with
-`--encode-load`) encoding three 480x640 synthetic streams at 30 fps with libsvtav1 (preset 12,
-crf 30, g 2), at normal priority: as root it runs without CAP_SYS_NICE, since SVT-AV1 otherwise
-makes its workers SCHED_FIFO 99 (see ../shared/notes/anchors-measured.md); the JSON records its
-threads' scheduling classes.
+Pacing is reported per step: around each rig tick (the realistic loop; a tick that overruns the
+period costs both pacings alike) and around the busy-wait (the timer alone). Every pacing sees
+every step under the same load. The two implementations never talk to the buses at the same time,
+and the flush keeps one's late replies from answering the other's requests. The encoder is a child
+process (this file with `--encode-load`) encoding three 480x640 synthetic streams at 30 fps with
+libsvtav1 (preset 12, crf 30, g 2), at normal priority: as root it runs without CAP_SYS_NICE, since
+SVT-AV1 otherwise makes its workers SCHED_FIFO 99 (see ../shared/notes/anchors-measured.md); the
+JSON records its threads' scheduling classes.
 
 A measurement, not a test: nothing is asserted about speed.
 
@@ -72,7 +71,9 @@ OURS, LEROBOT, BUSY = "ours", "lerobot", "busy"
 PACINGS = (OURS, LEROBOT)
 STEPS = (OURS, LEROBOT, BUSY)  # our rig's tick, LeRobot's bimanual tick, a fixed busy-wait
 BUSY_STEP_S = 0.004  # the busy-wait step: a constant amount of loop work, so only the pacing varies
-STEP_GROUPS = {"rig ticks": (OURS, LEROBOT), "4 ms busy-wait": (BUSY,)}  # pacing is reported per group
+# Pacing is reported per loop step: a tick that overruns the period (LeRobot's, under load) would
+# otherwise hide what the timer does around the other step.
+STEP_GROUPS = {"our rig tick": (OURS,), "LeRobot's rig tick": (LEROBOT,), "4 ms busy-wait": (BUSY,)}
 CAMERAS = (  # name, view, phase offset (s): three free-running cameras a third of a period apart
     ("overhead", VirtualView.OVERHEAD, 0.0),
     ("left_wrist", VirtualView.LEFT_WRIST, 0.011),
@@ -279,10 +280,15 @@ def running_cameras() -> Iterator[dict[str, Camera]]:
         yield cameras
 
 
-def _drop_sys_nice() -> None:  # runs in the child between fork and exec
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, CAP_SYS_NICE) failed")
+def sys_nice_dropper() -> Callable[[], None]:
+    """A preexec_fn that drops CAP_SYS_NICE from the bounding set (libc is loaded here, before fork)."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def drop() -> None:
+        if prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, CAP_SYS_NICE) failed")
+
+    return drop
 
 
 @contextlib.contextmanager
@@ -295,7 +301,7 @@ def encoder_process(work_dir: Path) -> Iterator[dict[str, Any]]:
         command = ["setpriv", "--bounding-set=-sys_nice", "--inh-caps=-sys_nice", "--", *command]
         info["sys_nice_dropped_by"] = "setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice"
     elif os.geteuid() == 0:
-        preexec = _drop_sys_nice
+        preexec = sys_nice_dropper()
         info["sys_nice_dropped_by"] = "prctl(PR_CAPBSET_DROP, CAP_SYS_NICE) before exec"
     repo = Path(__file__).resolve().parents[1]
     with open(work_dir / "encoder.stderr", "wb") as stderr:
@@ -303,6 +309,10 @@ def encoder_process(work_dir: Path) -> Iterator[dict[str, Any]]:
             command, cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=preexec
         )
     info["pid"] = child.pid
+    time.sleep(0.5)
+    if child.poll() is not None:
+        tail = (work_dir / "encoder.stderr").read_text(errors="replace")[-1500:]
+        raise RuntimeError(f"the encoder child exited at once (rc {child.returncode}): {tail}")
     try:
         yield info
     finally:

@@ -1,5 +1,6 @@
 """Leader arms as the action source, engaged on each follower without a jump."""
 
+from robot.errors import ConfigError
 from robot.joints import JOINT_NAMES, Side, joint_key
 from robot.loop_timer import Tick
 from robot.rig import BimanualRig, Observation, split_action
@@ -11,7 +12,10 @@ class LeaderSource:
 
     def __init__(self, rig: BimanualRig) -> None:
         if not rig.has_leaders:
-            raise ValueError("teleoperation needs leader arms: the rig file has no leader ports")
+            raise ConfigError(
+                "teleoperation needs leader arms: the rig file has no leader ports"
+                " (set ports.left_leader and ports.right_leader)"
+            )
         self.engagers = {
             side: Engager(rig.follower(side).name, rig.safety, rig.guards[side].last_sent) for side in Side
         }

@@ -43,6 +43,7 @@ from robot.feetech.calibration_files import (
     calibration_root,
     load_calibration,
 )
+from robot.feetech.packets import CheckedPacketHandler
 from robot.feetech.port import GuardedPortHandler
 from robot.joints import JOINT_NAMES, MOTOR_IDS, Role, Side, arm_name
 from robot.virtual.control_table import MODEL_STS3215, decode_sign_magnitude
@@ -214,6 +215,7 @@ class SO101Arm:
         bus = device.bus
         handler = GuardedPortHandler(self.port, self.bus_config.reply_timeout_ms)
         bus.port_handler = handler
+        bus.packet_handler = CheckedPacketHandler()
         # The SDK's group objects hold the port; rebuild them around the guarded one.
         bus.sync_reader = scs.GroupSyncRead(handler, bus.packet_handler, 0, 0)
         bus.sync_writer = scs.GroupSyncWrite(handler, bus.packet_handler, 0, 0)

@@ -86,6 +86,7 @@ class Motor:
         self.joint = JointPhysics(joint)
         self.supply_v = supply_v
         self._image = factory_image()
+        self._cache: dict[str, int] = {}
         _put(self._image, "ID", motor_id)
         self.flash = bytes(self._image[:EEPROM_END])
         self._last_t = t0_s
@@ -99,27 +100,43 @@ class Motor:
         self.last_reply: bytes | None = None  # for stale-reply faults
         self._sync_goal_to_present()
 
+    # --- register cache -------------------------------------------------------------------
+
+    def _get(self, name: str) -> int:
+        """A settings register's decoded value, cached until the image changes.
+
+        The hot path reads a dozen of them per packet per motor.
+        """
+        value = self._cache.get(name)
+        if value is None:
+            value = self._cache[name] = _s(self._image, name)
+        return value
+
+    def _set(self, name: str, value: int) -> None:
+        _put(self._image, name, value)
+        self._cache.clear()
+
     # --- identity -------------------------------------------------------------------------
 
     @property
     def motor_id(self) -> int:
         """The ID the motor answers to."""
-        return _u(self._image, "ID")
+        return self._get("ID")
 
     @property
     def baud_index(self) -> int:
         """The Baud_Rate register (Feetech's index)."""
-        return _u(self._image, "Baud_Rate")
+        return self._get("Baud_Rate")
 
     @property
     def replies_to_writes(self) -> bool:
         """Response_Status_Level 0 answers only READ and PING."""
-        return _u(self._image, "Response_Status_Level") != 0
+        return self._get("Response_Status_Level") != 0
 
     @property
     def return_delay_s(self) -> float:
         """Return_Delay_Time in seconds (unit 2 µs)."""
-        return _u(self._image, "Return_Delay_Time") * 2e-6
+        return self._get("Return_Delay_Time") * 2e-6
 
     # --- time -----------------------------------------------------------------------------
 
@@ -135,15 +152,15 @@ class Motor:
             self.joint.update_load(drive)
 
     def _homing(self) -> int:
-        return _s(self._image, "Homing_Offset")
+        return self._get("Homing_Offset")
 
     def present_position(self) -> int:
         """Present_Position as the firmware reports it."""
         return round(self.joint.position - self._homing()) % RESOLUTION_STEPS
 
     def _goal_actual(self) -> float:
-        goal = _s(self._image, "Goal_Position")
-        low, high = _u(self._image, "Min_Position_Limit"), _u(self._image, "Max_Position_Limit")
+        goal = self._get("Goal_Position")
+        low, high = self._get("Min_Position_Limit"), self._get("Max_Position_Limit")
         if low < high:
             goal = max(low, min(high, goal))
         # Along the numeric line of the homed frame: from where we are, by the homed difference.
@@ -151,46 +168,45 @@ class Motor:
         return self.joint.position + (goal - present)
 
     def _drive(self) -> Drive:
-        torque_on = _u(self._image, "Torque_Enable") == 1
-        limit = min(_u(self._image, "Max_Torque_Limit"), _u(self._image, "Torque_Limit"))
+        torque_on = self._get("Torque_Enable") == 1
+        limit = min(self._get("Max_Torque_Limit"), self._get("Torque_Limit"))
         if self._latched_errors & ErrorBit.OVERLOAD:
-            limit = min(limit, _u(self._image, "Protective_Torque") * 10)
-        accel = _u(self._image, "Acceleration")
+            limit = min(limit, self._get("Protective_Torque") * 10)
+        accel = self._get("Acceleration")
         return Drive(
             torque_on=torque_on,
             goal_actual=self._goal_actual() if torque_on else None,
             torque_limit_permille=limit,
-            max_speed_steps_s=float(abs(_s(self._image, "Goal_Velocity"))),
+            max_speed_steps_s=float(abs(self._get("Goal_Velocity"))),
             max_accel_steps_s2=accel * _ACCEL_UNIT_STEPS_S2,
-            p_gain_scale=_u(self._image, "P_Coefficient") / 32.0,
+            p_gain_scale=self._get("P_Coefficient") / 32.0,
             hand_actual=self.hand_actual,
         )
 
     def _protect(self, dt_s: float) -> None:
-        image = self._image
-        torque_on = _u(image, "Torque_Enable") == 1
-        threshold = _u(image, "Overload_Torque") * 10
+        torque_on = self._get("Torque_Enable") == 1
+        threshold = self._get("Overload_Torque") * 10
         if torque_on and abs(self.joint.load_permille) >= threshold > 0:
             self._overload_timer_s += dt_s
         else:
             self._overload_timer_s = 0.0
-        if self._overload_timer_s >= _u(image, "Protection_Time") * 0.01:
+        if self._overload_timer_s >= self._get("Protection_Time") * 0.01:
             self._latched_errors |= ErrorBit.OVERLOAD
         elif self._latched_errors & ErrorBit.OVERLOAD and (
             not torque_on or abs(self._goal_actual() - self.joint.position) < _UNBLOCKED_STEPS
         ):
             self._latched_errors &= ~ErrorBit.OVERLOAD  # no longer pushing against anything
-        if self.joint.temperature_c > _u(image, "Max_Temperature_Limit"):
+        if self.joint.temperature_c > self._get("Max_Temperature_Limit"):
             self._latched_errors |= ErrorBit.OVERHEAT
-        unload = _u(image, "Unloading_Condition") & self._latched_errors
+        unload = self._get("Unloading_Condition") & self._latched_errors
         if unload and torque_on:
-            _put(image, "Torque_Enable", 0)
+            self._set("Torque_Enable", 0)
 
     def error_bits(self) -> int:
         """The error byte this motor puts in its status packets right now."""
         bits = self._latched_errors | self.forced_errors
         volts = self._voltage_v()
-        if not (_u(self._image, "Min_Voltage_Limit") / 10 <= volts <= _u(self._image, "Max_Voltage_Limit") / 10):
+        if not (self._get("Min_Voltage_Limit") / 10 <= volts <= self._get("Max_Voltage_Limit") / 10):
             bits |= ErrorBit.VOLTAGE
         return bits
 
@@ -206,7 +222,7 @@ class Motor:
         _put(image, "Present_Voltage", max(0, min(255, round(self._voltage_v() * 10))))
         _put(image, "Present_Temperature", max(0, min(255, round(joint.temperature_c))))
         _put(image, "Status", self.error_bits())
-        threshold = _u(image, "Moving_Velocity_Threshold") * 50 / 3
+        threshold = self._get("Moving_Velocity_Threshold") * 50 / 3
         _put(image, "Moving", int(abs(joint.velocity) > threshold))
         current_ma = _STALL_CURRENT_MA * abs(joint.load_permille) / 1000.0
         _put(image, "Present_Current", min(0x7FFF, round(current_ma / _CURRENT_UNIT_MA)))
@@ -226,25 +242,26 @@ class Motor:
         self.advance(t_s)
         image = self._image
         end = min(len(image), address + len(data))
-        old_torque = _u(image, "Torque_Enable")
+        old_torque = self._get("Torque_Enable")
         for offset, addr in enumerate(range(address, end)):
             if addr not in _WRITABLE_ADDRESSES:
                 continue
             image[addr] = data[offset]
-        if address < EEPROM_END and _u(image, "Lock") == 0:
+        self._cache.clear()
+        if address < EEPROM_END and self._get("Lock") == 0:
             self.flash = bytes(image[:EEPROM_END])
         if address <= REGISTERS["Torque_Enable"].address < end:
             self._torque_written(old_torque)
 
     def _torque_written(self, old_value: int) -> None:
-        value = _u(self._image, "Torque_Enable")
+        value = self._get("Torque_Enable")
         if value == 128:
             # Re-home so the current position reads 2048; torque stays off.
             offset = round(self.joint.position) - 2048
             offset = (offset + 2048) % RESOLUTION_STEPS - 2048
             offset = max(-2047, min(2047, offset))
-            _put(self._image, "Homing_Offset", offset)
-            _put(self._image, "Torque_Enable", 0)
+            self._set("Homing_Offset", offset)
+            self._set("Torque_Enable", 0)
             return
         # Writing Torque_Enable re-arms the protections.
         self._latched_errors = 0
@@ -253,7 +270,7 @@ class Motor:
             self._sync_goal_to_present()
 
     def _sync_goal_to_present(self) -> None:
-        _put(self._image, "Goal_Position", self.present_position())
+        self._set("Goal_Position", self.present_position())
 
     def reg_write(self, address: int, data: bytes) -> None:
         """REG_WRITE: hold a write until ACTION."""
@@ -271,6 +288,7 @@ class Motor:
         motor_id = self.motor_id
         self.advance(t_s)
         self._image = factory_image()
+        self._cache.clear()
         _put(self._image, "ID", motor_id)
         self.flash = bytes(self._image[:EEPROM_END])
         self._sync_goal_to_present()
@@ -282,6 +300,7 @@ class Motor:
         image = factory_image()
         image[:EEPROM_END] = self.flash
         self._image = image
+        self._cache.clear()
         self._latched_errors = 0
         self._overload_timer_s = 0.0
         self._registered = None
@@ -294,6 +313,7 @@ class Motor:
             raise ValueError(f"flash image must be {EEPROM_END} bytes, got {len(flash)}")
         self.flash = bytes(flash)
         self._image[:EEPROM_END] = self.flash
+        self._cache.clear()
         self._sync_goal_to_present()
         self._refresh_derived()
 
@@ -317,6 +337,7 @@ class Motor:
     def poke(self, address: int, data: bytes) -> None:
         """Overwrite raw memory, read-only registers included (a wrong model, a bad firmware)."""
         self._image[address : address + len(data)] = data
+        self._cache.clear()
         if address < EEPROM_END:
             self.flash = bytes(self._image[:EEPROM_END])
 

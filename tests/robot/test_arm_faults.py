@@ -134,3 +134,20 @@ def test_eeprom_write_made_while_locked_is_lost_after_a_power_cycle(model, clock
     assert bus.read("Min_Position_Limit", "wrist_flex", normalize=False) == original + 50
     model.buses[ARM].motor(4).power_cycle(clock())
     assert bus.read("Min_Position_Limit", "wrist_flex", normalize=False) == original
+
+
+def test_a_stale_reply_of_another_length_is_never_taken_as_the_answer(model, make_arm):
+    """A late 2-byte position reply must not crash the health read, and a 6-byte health reply
+    must not be read as a position (both have the right motor ID and checksum)."""
+    arm = make_arm()
+    expected = truth(model, arm)
+    arm.read_joints()  # motor 1's last reply: 2 position bytes
+    inject(model, match={"motor": 1, "instruction": "SYNC_READ", "nth": 1}, action={"kind": "stale"})
+    health = arm.read_health()  # motor 1 repeats its position reply first: skipped, then retried
+    assert set(health.motors) == set(JOINT_NAMES)
+    model.faults.clear()
+    arm.read_health()  # motor 1's last reply: the 6-byte health block
+    inject(model, match={"motor": 1, "instruction": "SYNC_READ", "nth": 1}, action={"kind": "stale"})
+    reading = arm.read_joints()
+    assert reading.attempts == 2
+    assert [reading.positions[j] for j in JOINT_NAMES] == pytest.approx(expected)

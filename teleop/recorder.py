@@ -1,0 +1,91 @@
+"""Turning control steps into dataset frames, with the timing facts of each one.
+
+    Step (tick, observation: 12 joints + synced frames, sent action)
+        -> state (12 follower joints), action (12, what the followers were sent), images by camera
+        -> timing: tick deadline/start/lateness, bus read time, each camera's capture time and age, skew
+        -> FrameSink.add_frame(...)          (the dataset writer, in its own process)
+        -> EpisodeLog                        (for the episode's quality card)
+
+The action recorded is the goal the followers were actually sent, after the safety layer: that is
+what the arms were asked to do at that moment, so that is what a policy should learn to ask for.
+"""
+
+from collections.abc import Mapping
+from typing import Protocol
+
+import numpy as np
+
+from robot.control_loop import Step
+from robot.joints import BIMANUAL_KEYS, GRIPPER
+from robot.safety.guard import Intervention
+from teleop.quality import EpisodeLog
+
+MOVING_DEG_S = 2.0  # slower than this on every body joint, the tick counts as idle
+
+
+class FrameSink(Protocol):
+    """Where frames go (the dataset writer)."""
+
+    def add_frame(
+        self,
+        state: np.ndarray,
+        action: np.ndarray,
+        images: Mapping[str, np.ndarray],
+        timing: Mapping[str, float],
+    ) -> bool:
+        """Hand over one frame; False when it could not be taken (counted by the caller)."""
+        ...
+
+
+def timing_facts(step: Step) -> dict[str, float]:
+    """The per-frame timing facts kept beside the dataset (never fed to a policy)."""
+    tick, observation = step.tick, step.observation
+    facts = {
+        "tick_deadline_s": tick.deadline_s,
+        "tick_start_s": tick.start_s,
+        "tick_late_s": tick.late_s,
+        "ticks_skipped": float(tick.skipped),
+        "bus_read_s": observation.bus_time_s,
+        "observation_stale": float(step.stale_observation),
+    }
+    frames = observation.frames
+    if frames is not None:
+        facts["camera_skew_s"] = frames.skew_s
+        for name, frame in frames.frames.items():
+            facts[f"{name}.capture_s"] = frame.capture_time_s
+            facts[f"{name}.age_s"] = frames.ages_s[name]
+            facts[f"{name}.sequence"] = float(frame.sequence)
+    return facts
+
+
+class EpisodeRecorder:
+    """Feeds one episode's steps to a sink and keeps the log its quality card is made from."""
+
+    def __init__(self, sink: FrameSink, camera_names: tuple[str, ...]) -> None:
+        self.sink = sink
+        self.camera_names = camera_names
+        self.log = EpisodeLog()
+        self._previous: tuple[float, np.ndarray] | None = None
+        self._body = [i for i, key in enumerate(BIMANUAL_KEYS) if GRIPPER not in key]
+
+    def add(self, step: Step, events_before: int, events: list, peak_temperature_c: float) -> None:
+        """Record one step. `events[events_before:]` are the safety events of this step."""
+        state_map = step.observation.state()
+        state = np.array([state_map[k] for k in BIMANUAL_KEYS], dtype=np.float32)
+        action = np.array([step.sent[k] for k in BIMANUAL_KEYS], dtype=np.float32)
+        images: dict[str, np.ndarray] = {}
+        frames = step.observation.frames
+        if frames is not None:
+            images = {name: frames.frames[name].image for name in self.camera_names}
+            self.log.add_frames(frames.skew_s, frames.dropped, frames.duplicated)
+        if not self.sink.add_frame(state, action, images, timing_facts(step)):
+            self.log.writer_dropped += 1
+        log = self.log
+        log.starts_s.append(step.tick.start_s)
+        log.limit_hits += sum(1 for e in events[events_before:] if e.kind is Intervention.LIMIT)
+        log.peak_temperature_c = max(log.peak_temperature_c, peak_temperature_c)
+        if self._previous is not None:
+            dt = step.tick.start_s - self._previous[0]
+            speeds = np.abs(state[self._body] - self._previous[1][self._body]) / dt if dt > 0 else np.zeros(1)
+            log.moving.append(bool(speeds.max() >= MOVING_DEG_S))
+        self._previous = (step.tick.start_s, state)

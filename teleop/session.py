@@ -1,0 +1,279 @@
+"""A recording session as an explicit state machine, driven once per control tick.
+
+    READY ──start──> RECORDING ──end (time, →, gesture, q)──> card ──keep──> save (background) ──> RESET
+      ^                 │  └──←/r, or a failed gate: discard──────────────────────────────────────> RESET
+      │                 └──e: e-stop (episode discarded) ─────────────────────────────────────────> DONE
+    RESET ──reset time, →, or gesture (once the save is done)──> RECORDING     ... last episode ──> DONE
+
+Saving runs in a background thread while the person resets the scene; the next episode starts only
+once it is durable. Keys and the leader-gripper gesture are polled on the control thread, so no
+state is shared with other threads except the save's outcome.
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+import numpy as np
+
+from robot.control_loop import Step
+from robot.errors import ConfigError
+from robot.rig import BimanualRig
+from teleop.gesture import GestureDetector
+from teleop.keys import Key
+from teleop.quality import QualityCard, QualityGates, quality_card
+from teleop.recorder import EpisodeRecorder
+
+logger = logging.getLogger(__name__)
+
+
+class Phase(StrEnum):
+    """Where the session is."""
+
+    READY = "ready"
+    RECORDING = "recording"
+    RESET = "reset"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """How many episodes, how long, and how they start."""
+
+    num_episodes: int = 50  # episodes to record in this run (added to a resumed dataset's)
+    episode_s: float = 30.0  # longest an episode runs before it is ended and saved, seconds
+    reset_s: float = 10.0  # time to reset the scene between episodes, seconds
+    task: str = "Fold the cloth"  # the task text stored with every episode
+    # Wait for the gesture (or →) before each episode instead of starting when the reset time is up
+    start_on_gesture: bool = False
+
+    def __post_init__(self) -> None:
+        if self.num_episodes < 1:
+            raise ConfigError(f"session.num_episodes={self.num_episodes}: must be >= 1")
+        if self.episode_s <= 0 or self.reset_s < 0:
+            raise ConfigError(f"session.episode_s={self.episode_s}, reset_s={self.reset_s}: need > 0 and >= 0")
+        if not self.task.strip():
+            raise ConfigError("session.task is empty: say what the demonstrations do, e.g. 'Fold the cloth'")
+
+
+class EpisodeWriter(Protocol):
+    """The dataset writer as the session uses it."""
+
+    def begin_episode(self, task: str) -> int:
+        """Start a new episode; returns its index."""
+        ...
+
+    def add_frame(
+        self, state: np.ndarray, action: np.ndarray, images: Mapping[str, np.ndarray], timing: Mapping[str, float]
+    ) -> bool:
+        """Hand over one frame."""
+        ...
+
+    def save_episode(self, quality: dict) -> Any:
+        """Make the episode durable (blocking)."""
+        ...
+
+    def discard_episode(self) -> None:
+        """Drop the episode in progress."""
+        ...
+
+
+class RecordingSession:
+    """A step hook that records episodes from the ticks of a teleoperation loop."""
+
+    def __init__(
+        self,
+        rig: BimanualRig,
+        writer: EpisodeWriter,
+        config: SessionConfig,
+        gates: QualityGates,
+        gesture: GestureDetector,
+        *,
+        fps: float = 30.0,
+        keys: Callable[[], list[Key]] = list,
+        engaged: Callable[[], bool] = lambda: True,
+        on_card: Callable[[QualityCard], None] = lambda card: None,
+        stop_loop: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.rig = rig
+        self.writer = writer
+        self.config = config
+        self.fps = fps
+        self.gates = gates
+        self.gesture = gesture
+        self.keys = keys
+        self.engaged = engaged
+        self.on_card = on_card
+        self.stop_loop = stop_loop
+        self.phase = Phase.READY
+        self.paused = False
+        self.recorded = 0  # episodes kept in this run
+        self.cards: list[QualityCard] = []
+        self.episode_index: int | None = None
+        self._phase_since = time.monotonic()
+        self._recorder: EpisodeRecorder | None = None
+        self._recorded_s = 0.0
+        self._save: threading.Thread | None = None
+        self._save_error: BaseException | None = None
+        self._stop_after_save = False
+        self._events_mark = 0
+        self.camera_names = tuple(rig.cameras)
+
+    # --- the hook ----------------------------------------------------------------------------
+
+    def on_step(self, step: Step) -> None:
+        """Advance the state machine by one tick, recording the step if an episode is running."""
+        self._raise_save_error()
+        now = step.tick.start_s
+        leaders = step.observation.leader_action() if step.observation.leaders else {}
+        squeezed = bool(leaders) and self.gesture.update(leaders, now)
+        for key in self.keys():
+            self._on_key(key, now)
+        if self.phase is Phase.DONE:
+            return
+        if self.phase is Phase.RECORDING:
+            if squeezed:
+                self._end_episode(now, keep=True)
+            elif not self.paused and self.engaged():
+                self._record(step)
+                if self._recorded_s >= self.config.episode_s:
+                    self._end_episode(now, keep=True)
+        elif self.phase in (Phase.READY, Phase.RESET):
+            waited = now - self._phase_since
+            due = not self.config.start_on_gesture and (self.phase is Phase.READY or waited >= self.config.reset_s)
+            if (due or squeezed) and self.engaged():
+                self._try_start(now)
+
+    def _on_key(self, key: Key, now: float) -> None:
+        match key:
+            case Key.ESTOP:
+                if self.phase is Phase.RECORDING:
+                    self.writer.discard_episode()
+                self._finish()
+                self.rig.estop()
+            case Key.STOP:
+                if self.phase is Phase.RECORDING:
+                    self._stop_after_save = True
+                    self._end_episode(now, keep=True)
+                else:
+                    self._stop_after_save = True
+                    self._maybe_finish()
+            case Key.PAUSE:
+                self.paused = not self.paused
+            case Key.NEXT:
+                if self.phase is Phase.RECORDING:
+                    self._end_episode(now, keep=True)
+                elif self.phase in (Phase.READY, Phase.RESET):
+                    self._try_start(now)
+            case Key.RERECORD:
+                if self.phase is Phase.RECORDING:
+                    self._end_episode(now, keep=False)
+
+    # --- transitions -------------------------------------------------------------------------
+
+    def _try_start(self, now: float) -> None:
+        if self._save is not None and self._save.is_alive():
+            return  # the previous episode is still being made durable
+        self.episode_index = self.writer.begin_episode(self.config.task)
+        self._recorder = EpisodeRecorder(self.writer, self.camera_names)
+        self._recorded_s = 0.0
+        self._events_mark = len(self.rig.counters.events)
+        if self.rig.sync is not None:
+            self.rig.sync.reset()
+        self._set_phase(Phase.RECORDING, now)
+
+    def _record(self, step: Step) -> None:
+        recorder = self._recorder
+        if recorder is None:
+            return
+        temps = [a.last_health.max_temperature_c for a in self.rig.arms.values() if a.last_health]
+        recorder.add(step, self._events_mark, self.rig.counters.events, max(temps, default=0.0))
+        self._events_mark = len(self.rig.counters.events)
+        if len(recorder.log.starts_s) > 1:
+            self._recorded_s = recorder.log.starts_s[-1] - recorder.log.starts_s[0]
+
+    def _end_episode(self, now: float, *, keep: bool) -> None:
+        recorder, index = self._recorder, self.episode_index
+        self._recorder = None
+        if recorder is None or index is None:
+            return
+        if not keep or len(recorder.log.starts_s) < 2:
+            self.writer.discard_episode()
+            logger.info("episode %d discarded; it will be recorded again", index)
+        else:
+            card = quality_card(index, recorder.log, self.fps, self.gates)
+            self.cards.append(card)
+            self.on_card(card)
+            if card.verdict == "rerecord":
+                self.writer.discard_episode()
+            else:
+                self._start_save(card)
+                self.recorded += 1
+        if self.recorded >= self.config.num_episodes:
+            self._stop_after_save = True
+        self._set_phase(Phase.RESET, now)
+        self._maybe_finish()
+
+    def _start_save(self, card: QualityCard) -> None:
+        def save() -> None:
+            try:
+                self.writer.save_episode(card.as_dict())
+            except BaseException as e:  # surfaced on the control thread at the next tick
+                self._save_error = e
+
+        self._save = threading.Thread(target=save, name="save-episode")
+        self._save.start()
+
+    def _maybe_finish(self) -> None:
+        if self._stop_after_save:
+            self._finish()
+
+    def _finish(self) -> None:
+        self.phase = Phase.DONE
+        self.stop_loop()
+
+    def _set_phase(self, phase: Phase, now: float) -> None:
+        self.phase = phase
+        self._phase_since = now
+
+    def _raise_save_error(self) -> None:
+        if self._save_error is not None:
+            error, self._save_error = self._save_error, None
+            self._finish()
+            raise error
+
+    # --- end -------------------------------------------------------------------------------
+
+    def wait_for_save(self, timeout_s: float = 60.0) -> None:
+        """Block until the last save is durable (after the loop stopped)."""
+        if self._save is not None:
+            self._save.join(timeout=timeout_s)
+        self._raise_save_error()
+
+    def abandon_episode(self) -> None:
+        """The loop ended abruptly (e-stop, error): drop the episode in progress, if any."""
+        if self._recorder is not None:
+            self._recorder = None
+            self.writer.discard_episode()
+
+    def status(self, now: float) -> str:
+        """A short description for the status line."""
+        total = self.config.num_episodes
+        number = self.recorded + (1 if self.phase is Phase.RECORDING else 0)
+        saving = self._save is not None and self._save.is_alive()
+        match self.phase:
+            case Phase.RECORDING:
+                state = "PAUSED" if self.paused else "REC"
+                text = f"episode {number}/{total} {state} {self._recorded_s:4.1f}/{self.config.episode_s:g} s"
+            case Phase.RESET:
+                left = max(0.0, self.config.reset_s - (now - self._phase_since))
+                text = f"reset {left:4.1f} s" if not self.config.start_on_gesture else "reset: squeeze or →"
+            case Phase.READY:
+                text = "ready: squeeze both leader grippers or press →"
+            case Phase.DONE:
+                text = "done"
+        return text + ("  saving…" if saving else "")
