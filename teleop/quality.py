@@ -5,7 +5,6 @@ data that never happened at the stated rate; ALOHA rejected such episodes, LeRob
 silently. The card says what happened; the gates decide whether the episode is kept.
 """
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
@@ -46,20 +45,22 @@ class EpisodeLog:
 
     starts_s: list[float] = field(default_factory=list)
     skews_s: list[float] = field(default_factory=list)
-    dropped: dict[str, int] = field(default_factory=dict)
-    duplicated: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)  # frames each camera never delivered
+    duplicated: dict[str, int] = field(default_factory=dict)  # ticks that had to reuse a camera's frame
     moving: list[bool] = field(default_factory=list)
     limit_hits: int = 0
     writer_dropped: int = 0
     peak_temperature_c: float = 0.0
 
-    def add_frames(self, skew_s: float, dropped: Mapping[str, int], duplicated: frozenset[str]) -> None:
+    def add_frames(self, skew_s: float, duplicated: frozenset[str]) -> None:
         """Camera facts of one tick."""
         self.skews_s.append(skew_s)
-        for camera, count in dropped.items():
-            self.dropped[camera] = self.dropped.get(camera, 0) + count
         for camera in duplicated:
             self.duplicated[camera] = self.duplicated.get(camera, 0) + 1
+
+    def add_lost(self, camera: str, count: int) -> None:
+        """Frames a camera skipped (gaps in its sequence numbers)."""
+        self.dropped[camera] = self.dropped.get(camera, 0) + count
 
 
 @dataclass(frozen=True)

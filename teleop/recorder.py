@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from robot.cameras.camera import Camera
 from robot.control_loop import Step
 from robot.joints import BIMANUAL_KEYS, GRIPPER
 from robot.safety.guard import Intervention
@@ -61,10 +62,12 @@ def timing_facts(step: Step) -> dict[str, float]:
 class EpisodeRecorder:
     """Feeds one episode's steps to a sink and keeps the log its quality card is made from."""
 
-    def __init__(self, sink: FrameSink, camera_names: tuple[str, ...]) -> None:
+    def __init__(self, sink: FrameSink, cameras: Mapping[str, Camera]) -> None:
         self.sink = sink
-        self.camera_names = camera_names
+        self.cameras = cameras
+        self.camera_names = tuple(cameras)
         self.log = EpisodeLog()
+        self._last_sequence: dict[str, int] = {}
         self._previous: tuple[float, np.ndarray] | None = None
         self._body = [i for i, key in enumerate(BIMANUAL_KEYS) if GRIPPER not in key]
 
@@ -77,7 +80,8 @@ class EpisodeRecorder:
         frames = step.observation.frames
         if frames is not None:
             images = {name: frames.frames[name].image for name in self.camera_names}
-            self.log.add_frames(frames.skew_s, frames.dropped, frames.duplicated)
+            self.log.add_frames(frames.skew_s, frames.duplicated)
+            self._count_lost_frames()
         if not self.sink.add_frame(state, action, images, timing_facts(step)):
             self.log.writer_dropped += 1
         log = self.log
@@ -89,3 +93,23 @@ class EpisodeRecorder:
             speeds = np.abs(state[self._body] - self._previous[1][self._body]) / dt if dt > 0 else np.zeros(1)
             log.moving.append(bool(speeds.max() >= MOVING_DEG_S))
         self._previous = (step.tick.start_s, state)
+
+    def _count_lost_frames(self) -> None:
+        """Gaps in what each camera delivered since the last tick, whichever frames were used.
+
+        Counting in the camera's own ring (not in the frames picked per tick) makes the count
+        exact: a late tick that skips a delivered frame is not a camera fault.
+        """
+        for name, camera in self.cameras.items():
+            delivered = camera.frames()
+            if not delivered:
+                continue
+            last = self._last_sequence.get(name)
+            if last is None:  # the episode starts here: count from the newest frame on
+                self._last_sequence[name] = delivered[-1].sequence
+                continue
+            for frame in delivered:
+                if frame.sequence > last:
+                    self.log.add_lost(name, frame.sequence - last - 1)
+                    last = frame.sequence
+            self._last_sequence[name] = last

@@ -121,6 +121,7 @@ class RecordingSession:
         self._save_error: BaseException | None = None
         self._stop_after_save = False
         self._events_mark = 0
+        self._episode_frames = max(2, round(config.episode_s * fps))
         self.camera_names = tuple(rig.cameras)
 
     # --- the hook ----------------------------------------------------------------------------
@@ -140,7 +141,7 @@ class RecordingSession:
                 self._end_episode(now, keep=True)
             elif not self.paused and self.engaged():
                 self._record(step)
-                if self._recorded_s >= self.config.episode_s:
+                if self._recorder is not None and len(self._recorder.log.starts_s) >= self._episode_frames:
                     self._end_episode(now, keep=True)
         elif self.phase in (Phase.READY, Phase.RESET):
             waited = now - self._phase_since
@@ -179,7 +180,7 @@ class RecordingSession:
         if self._save is not None and self._save.is_alive():
             return  # the previous episode is still being made durable
         self.episode_index = self.writer.begin_episode(self.config.task)
-        self._recorder = EpisodeRecorder(self.writer, self.camera_names)
+        self._recorder = EpisodeRecorder(self.writer, self.rig.cameras)
         self._recorded_s = 0.0
         self._events_mark = len(self.rig.counters.events)
         if self.rig.sync is not None:

@@ -1,0 +1,162 @@
+"""The recording session's state machine on the in-process virtual rig, with a writer double.
+
+The dataset writer has its own real-part tests (tests/teleop/dataset) and the command's end-to-end
+tests use the real one; here a double records what the session asks of it.
+"""
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.config import CalibrationConfig, RigConfig
+from robot.control_loop import ControlLoop
+from robot.rig import BimanualRig
+from robot.virtual.bus import TimingMode
+from robot.virtual.inprocess import in_process_ports
+from robot.virtual.precalibrated import write_calibration_files
+from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from teleop.gesture import GestureConfig, GestureDetector
+from teleop.keys import Key
+from teleop.leader_source import LeaderSource
+from teleop.quality import QualityGates
+from teleop.session import Phase, RecordingSession, SessionConfig
+
+pytestmark = pytest.mark.slow
+
+
+class WriterDouble:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.episodes: list[list[dict]] = []
+        self.discarded: list[list[dict]] = []
+        self.saved: list[int] = []
+        self._current: list[dict] | None = None
+        self._index = 0
+
+    def begin_episode(self, task: str) -> int:
+        self.calls.append("begin")
+        self._current = []
+        return self._index
+
+    def add_frame(self, state, action, images, timing) -> bool:
+        assert state.shape == (12,)
+        assert action.shape == (12,)
+        assert set(images) == {"left_wrist", "right_wrist", "overhead"}
+        self._current.append(dict(timing))
+        return True
+
+    def save_episode(self, quality: dict) -> int:
+        self.calls.append("save")
+        self.episodes.append(self._current)
+        self.saved.append(self._index)
+        self._index += 1
+        return self._index - 1
+
+    def discard_episode(self) -> None:
+        self.calls.append("discard")
+        self.discarded.append(self._current)
+        self._current = None
+
+
+CAMERAS = tuple(
+    VirtualCameraConfig(name, view, width=96, height=72, phase_s=phase, seed=i)
+    for i, (name, view, phase) in enumerate(
+        [("left_wrist", VirtualView.LEFT_WRIST, 0.003), ("right_wrist", VirtualView.RIGHT_WRIST, 0.006),
+         ("overhead", VirtualView.OVERHEAD, 0.009)]
+    )
+)  # fmt: skip
+
+
+@pytest.fixture
+def rig_env():
+    model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=1.0))
+    root = Path(tempfile.mkdtemp())
+    write_calibration_files(model, root, "rec")
+    model.operator.play(model.trajectory("cloth_fold"), model.clock(), loop=True)
+    with in_process_ports(model) as ports:
+
+        def make(cameras=CAMERAS) -> BimanualRig:
+            config = RigConfig(id="rec", calibration=CalibrationConfig(dir=root), cameras=cameras,
+                               virtual=VirtualRigConfig())  # fmt: skip
+            return BimanualRig(config, ports)
+
+        yield make
+
+
+# Timing gates wide open: these tests are about the state machine, and an in-process emulator with
+# three render threads in one interpreter is not a fair test of loop timing (benchmarks do that).
+LENIENT = QualityGates(min_fps=10, max_period_error_p99_ms=200, max_skew_p99_ms=200, max_dropped_frames=1000)
+
+
+def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=False):
+    source = LeaderSource(rig)
+    pending = dict(keys_at or {})
+    ticks = {"n": 0}
+
+    def keys():
+        ticks["n"] += 1
+        return [pending.pop(ticks["n"])] if ticks["n"] in pending else []
+
+    session = RecordingSession(
+        rig, writer, session_config, gates or LENIENT,
+        GestureDetector(GestureConfig(enabled=gesture)), keys=keys, engaged=lambda: source.engaged,
+    )  # fmt: skip
+    loop = ControlLoop(rig, source, hooks=[session])
+    session.stop_loop = loop.stop
+    loop.run(duration_s=30.0)
+    session.wait_for_save()
+    return session
+
+
+def test_episodes_run_for_their_time_then_reset_then_the_session_ends(rig_env):
+    writer = WriterDouble()
+    with rig_env() as rig:
+        session = record(rig, writer, SessionConfig(num_episodes=2, episode_s=1.0, reset_s=0.4), gates=LENIENT)
+    assert session.phase is Phase.DONE
+    assert writer.calls == ["begin", "save", "begin", "save"], session.cards
+    assert [len(e) for e in writer.episodes] == [30, 30]  # 1 s at 30 Hz
+    assert [c.verdict for c in session.cards] == ["keep", "keep"]
+    deadlines = [f["tick_deadline_s"] for f in writer.episodes[0]]
+    assert np.allclose(np.diff(deadlines), 1 / 30)  # every frame has its tick's timing facts
+    assert {"overhead.capture_s", "overhead.age_s", "camera_skew_s", "bus_read_s"} <= set(writer.episodes[0][0])
+
+
+def test_rerecord_discards_the_episode_and_records_it_again(rig_env):
+    writer = WriterDouble()
+    with rig_env() as rig:
+        session = record(rig, writer, SessionConfig(num_episodes=1, episode_s=4.0, reset_s=0.2),
+                         keys_at={60: Key.RERECORD})  # fmt: skip
+    assert writer.calls == ["begin", "discard", "begin", "save"]
+    assert writer.saved == [0]
+    assert session.recorded == 1
+
+
+def test_next_ends_early_and_stop_saves_and_finishes(rig_env):
+    writer = WriterDouble()
+    with rig_env() as rig:
+        session = record(rig, writer, SessionConfig(num_episodes=5, episode_s=10.0, reset_s=0.2),
+                         keys_at={40: Key.NEXT, 70: Key.STOP})  # fmt: skip
+    assert writer.calls == ["begin", "save", "begin", "save"]
+    assert session.phase is Phase.DONE
+    assert session.recorded == 2
+
+
+def test_dropped_camera_frames_are_counted_exactly_and_the_episode_is_recorded_again(rig_env):
+    dropping = (*CAMERAS[:2], VirtualCameraConfig("overhead", VirtualView.OVERHEAD, width=96, height=72,
+                                                  phase_s=0.009, drop_rate=0.05, seed=5))  # fmt: skip
+    writer = WriterDouble()
+    with rig_env(dropping) as rig:
+        schedule = rig.cameras["overhead"].schedule
+        drops_only = QualityGates(min_fps=10, max_period_error_p99_ms=200, max_skew_p99_ms=200)
+        session = record(rig, writer, SessionConfig(num_episodes=1, episode_s=2.0, reset_s=0.2), gates=drops_only)
+    first = session.cards[0]
+    assert writer.calls[:2] == ["begin", "discard"]  # not kept silently
+    assert first.verdict == "rerecord"
+    sequences = [int(frame["overhead.sequence"]) for frame in writer.discarded[0]]
+    expected = sum(schedule.is_dropped(slot) for slot in range(sequences[0] + 1, sequences[-1]))
+    assert expected > 0
+    assert first.dropped_frames["overhead"] == expected  # the card counts exactly what the camera lost
+    assert f"overhead lost {expected} frame(s)" in first.failed_gates
