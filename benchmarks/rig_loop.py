@@ -57,6 +57,7 @@ from robot.cameras.factory import make_cameras
 from robot.cameras.virtual.joint_sources import fold_source
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.loop_timer import LoopTimer
+from robot.realtime import realtime_thread
 from robot.safety.config import ExitMode, SafetyConfig
 from robot.virtual.bus import TimingMode
 from robot.virtual.rig_model import VirtualRigConfig
@@ -129,18 +130,23 @@ def timed_step(trace: Trace, name: str, step: Step) -> None:
     trace.failed.append(failed)
 
 
+REALTIME_PRIORITY = RigConfig.__dataclass_fields__["realtime_priority"].default
+
+
 def run_block(trace: Trace, pacing: str, step_name: str, step: Step, ticks: int) -> None:
     """`ticks` ticks of `step` paced by `pacing`; the last period ends when its final sleep does."""
     from lerobot.utils.robot_utils import precise_sleep
 
     starts: list[float] = []
     if pacing == OURS:
-        timer = LoopTimer(FPS)
-        timer.start()  # the first tick is due now
-        for _ in range(ticks):
-            starts.append(timer.wait().start_s)
-            timed_step(trace, step_name, step)
-        end_s = timer.wait().start_s  # the tick that would come next
+        # Our control loop's thread, as `ControlLoop.run` sets it up: real-time when permitted.
+        with realtime_thread(REALTIME_PRIORITY):
+            timer = LoopTimer(FPS)
+            timer.start()  # the first tick is due now
+            for _ in range(ticks):
+                starts.append(timer.wait().start_s)
+                timed_step(trace, step_name, step)
+            end_s = timer.wait().start_s  # the tick that would come next
         counts = (timer.overruns, timer.skipped, ticks - 2, starts[-1] - starts[1])
         trace.timer[step_name] = [a + b for a, b in zip(trace.timer[step_name], counts, strict=True)]
     else:

@@ -9,12 +9,21 @@ Each call for a given arm runs alone: `run` waits for all of them before returni
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from robot.realtime import make_realtime
+
 
 class ArmPool:
     """A few persistent worker threads that run one call per arm concurrently."""
 
-    def __init__(self, workers: int = 4) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arm-io")
+    def __init__(self, workers: int = 4, realtime_priority: int = 0) -> None:
+        # Bus threads wait in select() and wake on a reply: real-time priority (when permitted)
+        # keeps a busy machine from delaying that wake-up.
+        self._executor = ThreadPoolExecutor(
+            max_workers=workers,
+            thread_name_prefix="arm-io",
+            initializer=make_realtime,
+            initargs=(realtime_priority,),
+        )
 
     def run[T](self, calls: Mapping[str, Callable[[], T]]) -> dict[str, T]:
         """Run every call at once; returns their results by name.

@@ -103,6 +103,9 @@ class RigConfig:
     cameras: tuple[CameraConfig, ...] = ()
     # How each control tick is matched to one frame per camera.
     sync: SyncConfig = field(default_factory=SyncConfig)
+    # SCHED_FIFO priority of the control and bus threads when the system permits (root, or an
+    # rtprio limit); 0 never asks. Keeps 30 Hz deadlines while an encoder loads both cores.
+    realtime_priority: int = 10
     # The virtual rig (emulated arms): required when any port is "virtual", absent for real arms.
     virtual: VirtualRigConfig | None = None
 
@@ -113,6 +116,8 @@ class RigConfig:
         for name in (f"{side}_{Role.FOLLOWER}" for side in ("left", "right")):
             if name not in ports:
                 raise ConfigError(f"ports.{name} is empty: a rig needs both followers")
+        if not 0 <= self.realtime_priority <= 99:
+            raise ConfigError(f"realtime_priority={self.realtime_priority}: expected 0 (off) to 99")
         names = [camera.name for camera in self.cameras]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:

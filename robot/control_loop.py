@@ -17,6 +17,7 @@ from typing import Protocol
 
 from robot.errors import MotorTimeoutError
 from robot.loop_timer import LoopStats, LoopTimer, Tick
+from robot.realtime import realtime_thread
 from robot.rig import BimanualRig, Observation
 
 logger = logging.getLogger(__name__)
@@ -60,12 +61,14 @@ class ControlLoop:
         fps: float = 30.0,
         hooks: Sequence[StepHook] = (),
         max_missed_reads: int = 5,
+        realtime_priority: int = 0,
     ) -> None:
         self.rig = rig
         self.source = source
         self.hooks = list(hooks)
         self.timer = LoopTimer(fps)
         self.max_missed_reads = max_missed_reads
+        self.realtime_priority = realtime_priority
         self.stop_event = threading.Event()
         self.missed_reads = 0
         self.steps = 0
@@ -76,6 +79,10 @@ class ControlLoop:
 
     def run(self, duration_s: float | None = None) -> LoopStats:
         """Run until `stop()`, the duration, or an error (a SafetyStopError among them)."""
+        with realtime_thread(self.realtime_priority):
+            return self._run(duration_s)
+
+    def _run(self, duration_s: float | None) -> LoopStats:
         last: Observation | None = None
         missed_in_a_row = 0
         self.timer.start()

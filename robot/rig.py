@@ -125,7 +125,7 @@ class BimanualRig:
         configs = config.cameras if with_cameras else ()
         self.cameras = make_cameras(configs, joint_source=self._joints_for_cameras)
         self.sync = SyncReader(list(self.cameras.values()), config.sync) if self.cameras else None
-        self.pool = ArmPool(len(self.arms))
+        self.pool = ArmPool(len(self.arms), realtime_priority=config.realtime_priority)
         self.guards: dict[Side, ActionGuard] = {}
         self.watchdogs = {side: Watchdog(arm_name(side, Role.FOLLOWER), self.safety) for side in Side}
         self.rest_pose: dict[Side, dict[str, float]] = {}

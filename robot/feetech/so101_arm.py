@@ -281,7 +281,7 @@ class SO101Arm:
         raise MotorTimeoutError(self.ref, JOINT_NAMES[motor_id - 1], f"no reply when reading its {what}", _DOCTOR)
 
     def _firmware(self, motor_id: int) -> str:
-        """"major.minor" of one motor."""
+        """The motor's firmware version as "major.minor"."""
         major = self._read_ignoring_errors(motor_id, 0, 1, "firmware version")
         minor = self._read_ignoring_errors(motor_id, 1, 1, "firmware version")
         return f"{major}.{minor}"

@@ -42,6 +42,9 @@ class VirtualRigConfig:
     # Start with every motor calibrated, as if so101-calibrate had run before (commands then write
     # the matching LeRobot files where none exist). False: factory-fresh motors.
     calibrated: bool = False
+    # SCHED_FIFO priority of the emulator process when permitted (0: never). Real buses are not
+    # slowed by the host's load; at real-time priority the emulated ones are not either.
+    realtime_priority: int = 20
 
     def __post_init__(self) -> None:
         if self.usb_latency_ms < 0:

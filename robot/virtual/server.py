@@ -26,6 +26,7 @@ import time
 import tty
 from pathlib import Path
 
+from robot.realtime import make_realtime
 from robot.virtual.control import ControlHandler
 from robot.virtual.protocol import Instruction, encode_instruction
 from robot.virtual.pty_port import PtyPort
@@ -228,6 +229,7 @@ def self_test(ports: dict[str, str], timeout_s: float = _SELF_TEST_TIMEOUT_S) ->
 def serve(config: VirtualRigConfig, *, announce=print) -> None:
     """Run the virtual rig until SIGTERM or SIGINT; `announce` gets the READY JSON line."""
     runtime_dir = config.runtime_dir or default_runtime_dir()
+    make_realtime(config.realtime_priority)
     model = VirtualRigModel(config)
     server = PtyServer(model, runtime_dir)
     server.start()

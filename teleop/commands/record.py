@@ -154,7 +154,13 @@ def main(argv: list[str] | None = None) -> int:
                         def on_step(self, step: object) -> None:
                             status.extra = session.status(step.tick.start_s)  # type: ignore[attr-defined]
 
-                    loop = ControlLoop(rig, source, fps=config.fps, hooks=[session, StatusText(), status])
+                    loop = ControlLoop(
+                        rig,
+                        source,
+                        fps=config.fps,
+                        hooks=[session, StatusText(), status],
+                        realtime_priority=config.rig.realtime_priority,
+                    )
                     session.stop_loop = loop.stop
                     try:
                         with status:

@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                         status.extra = "following" if source.engaged else "ramping to the leaders"
 
                 hooks = [EngageWatch(), tracking] + ([] if config.json else [status])
-                loop = ControlLoop(rig, source, fps=config.fps, hooks=hooks)
+                loop = ControlLoop(
+                    rig, source, fps=config.fps, hooks=hooks, realtime_priority=config.rig.realtime_priority
+                )
                 signal.signal(signal.SIGTERM, lambda *_: loop.stop())
                 stopped_by = "duration" if config.duration_s else "Ctrl-C"
                 try:

@@ -1,0 +1,51 @@
+"""Real-time scheduling for the control thread and the bus threads, when the system allows it.
+
+A 30 Hz loop that sleeps most of the time loses its deadlines when another process (a video
+encoder, a browser) keeps both cores busy: the kernel runs the loop late by a whole time slice.
+With SCHED_FIFO the loop preempts ordinary work the moment its deadline comes, which is what
+robot control stacks do. It needs root or an `rtprio` limit (e.g. `@audio - rtprio 20` in
+/etc/security/limits.conf); without them the request fails and everything runs as before.
+
+Only threads that sleep most of the time get it (the control loop waits on its deadline, the bus
+threads in `select()`); camera rendering and encoding stay ordinary (see the SVT-AV1 trap in the
+notes: real-time encoder threads starve a loop).
+"""
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+logger = logging.getLogger(__name__)
+_warned = False
+
+
+def make_realtime(priority: int) -> bool:
+    """Put the calling thread in SCHED_FIFO at `priority` (1..99); False if not permitted or off."""
+    global _warned
+    if priority <= 0 or not hasattr(os, "sched_setscheduler"):
+        return False
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(min(priority, 99)))
+    except (PermissionError, OSError) as e:
+        if not _warned:
+            _warned = True
+            logger.info("real-time scheduling not permitted (%s); the loop runs at normal priority", e)
+        return False
+    return True
+
+
+@contextmanager
+def realtime_thread(priority: int) -> Iterator[bool]:
+    """SCHED_FIFO for the calling thread inside the block, its old policy restored after."""
+    try:
+        old_policy, old_param = os.sched_getscheduler(0), os.sched_getparam(0)
+    except (AttributeError, OSError):
+        yield False
+        return
+    granted = make_realtime(priority)
+    try:
+        yield granted
+    finally:
+        if granted:
+            os.sched_setscheduler(0, old_policy, old_param)
