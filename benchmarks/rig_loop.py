@@ -57,6 +57,7 @@ from robot.cameras.factory import make_cameras
 from robot.cameras.virtual.joint_sources import fold_source
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.loop_timer import LoopTimer
+from robot.cameras.errors import CameraError
 from robot.realtime import realtime_thread
 from robot.safety.config import ExitMode, SafetyConfig
 from robot.virtual.bus import TimingMode
@@ -438,13 +439,20 @@ class Meter:
         self.cpu_s = {name: process_cpu_s(pid) for name, pid in self.pids.items()}
         self.sequences = {name: camera.latest().sequence for name, camera in self.cameras.items()}
 
+    def _delivered(self, camera: Any, name: str) -> float:
+        """Frames `camera` delivered since start; NaN if it went stale (starved of CPU) meanwhile."""
+        try:
+            return camera.frames()[-1].sequence - self.sequences[name]
+        except CameraError:
+            return math.nan
+
     def finish(self) -> dict[str, Any]:
         self.ended_s = time.monotonic()
         elapsed_s = self.ended_s - self.started_s
         jiffies = [b - a for a, b in zip(self.jiffies, cpu_jiffies(), strict=True)]
         total = max(1, sum(jiffies[:8]))  # user nice system idle iowait irq softirq steal
         cores = {name: (process_cpu_s(pid) - self.cpu_s[name]) / elapsed_s for name, pid in self.pids.items()}
-        fps = {name: (c.latest().sequence - self.sequences[name]) / elapsed_s for name, c in self.cameras.items()}
+        fps = {name: self._delivered(c, name) / elapsed_s for name, c in self.cameras.items()}
         busy = 1 - (jiffies[3] + jiffies[4]) / total
         ours = sum(v for v in cores.values() if not math.isnan(v))
         return {

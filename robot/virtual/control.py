@@ -110,9 +110,9 @@ class ControlHandler:
         """Play a named trajectory on the operator's hands (`arms`, `loop`, `speed`)."""
         trajectory = self.model.trajectory(str(request.get("trajectory")), request.get("arms"))
         speed = float(request.get("speed", 1.0))
-        duration = self.model.operator.play(
-            trajectory, self.model.clock(), speed=speed, loop=bool(request.get("loop", False))
-        )
+        # One start time for every bus process (stamped by the front), so the hands agree.
+        start = float(request.get("start_s") or self.model.clock())
+        duration = self.model.operator.play(trajectory, start, speed=speed, loop=bool(request.get("loop", False)))
         return {"duration_s": duration}
 
     def op_stop(self, request: Request) -> Reply:
@@ -229,5 +229,5 @@ class ControlHandler:
 
     def op_save_flash(self, request: Request) -> Reply:
         """Persist the motors' EEPROM to the state directory now."""
-        self.model.save_flash()
+        self.model.save_flash(list(self.port_ops.ports()))
         return {}

@@ -25,7 +25,6 @@ from robot.virtual.trace import Trace
 from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, to_pose
 
 logger = logging.getLogger(__name__)
-FLASH_FILE = "flash.json"
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class VirtualRigConfig:
     calibrated: bool = False
     # SCHED_FIFO priority of the emulator process when permitted (0: never). Real buses are not
     # slowed by the host's load; at real-time priority the emulated ones are not either.
-    realtime_priority: int = 20
+    realtime_priority: int = 0
 
     def __post_init__(self) -> None:
         if self.usb_latency_ms < 0:
@@ -112,12 +111,12 @@ class VirtualRigModel:
         self.operator.apply(t)
         return self.buses[bus].feed(data, t)
 
-    def tick(self, t_s: float | None = None) -> None:
+    def tick(self, t_s: float | None = None, buses: list[str] | None = None) -> None:
         """Move hands and mechanics to `t_s` with no packet (keeps catch-up work per packet small)."""
         t = self.clock() if t_s is None else t_s
         self.operator.apply(t)
-        for bus in self.buses.values():
-            bus.advance(t)
+        for name in buses or list(self.buses):
+            self.buses[name].advance(t)
 
     # --- scenarios and persistence ---------------------------------------------------------
 
@@ -127,35 +126,36 @@ class VirtualRigModel:
         self.faults.extend(rules)
         return len(rules)
 
-    def _flash_path(self) -> Path | None:
-        return self.config.state_dir / FLASH_FILE if self.config.state_dir else None
+    def _flash_path(self, bus: str) -> Path | None:
+        return self.config.state_dir / f"flash-{bus}.json" if self.config.state_dir else None
 
     def _load_flash(self) -> None:
-        path = self._flash_path()
-        if path is None or not path.is_file():
-            return
-        try:
-            saved = json.loads(path.read_text())
-            for bus_name, motors in saved.items():
-                for motor, flash_hex in zip(self.buses[bus_name].motors, motors, strict=True):
+        for bus_name, bus in self.buses.items():
+            path = self._flash_path(bus_name)
+            if path is None or not path.is_file():
+                continue
+            try:
+                saved = json.loads(path.read_text())
+                for motor, flash_hex in zip(bus.motors, saved, strict=True):
                     motor.load_flash(bytes.fromhex(flash_hex))
-        except (ValueError, KeyError, OSError) as e:
-            logger.warning("ignoring unreadable virtual motor flash %s (%s); motors start factory-fresh", path, e)
+            except (ValueError, OSError) as e:
+                logger.warning("ignoring unreadable virtual motor flash %s (%s); motors start factory-fresh", path, e)
 
-    def save_flash(self) -> None:
-        """Persist every motor's EEPROM flash to `state_dir` (no-op without one)."""
-        path = self._flash_path()
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = {name: [m.flash.hex() for m in bus.motors] for name, bus in self.buses.items()}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        tmp.replace(path)
+    def save_flash(self, buses: list[str] | None = None) -> None:
+        """Persist the motors' EEPROM flash of `buses` (default all) to `state_dir` (no-op without one)."""
+        for name in buses or list(self.buses):
+            path = self._flash_path(name)
+            if path is None:
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps([m.flash.hex() for m in self.buses[name].motors]))
+            tmp.replace(path)
 
-    def flash_signature(self) -> str:
-        """A cheap fingerprint of all flash contents, to save only when something changed."""
-        return "".join(m.flash[:EEPROM_END].hex() for bus in self.buses.values() for m in bus.motors)
+    def flash_signature(self, buses: list[str] | None = None) -> str:
+        """A cheap fingerprint of the flash contents, to save only when something changed."""
+        names = buses or list(self.buses)
+        return "".join(m.flash[:EEPROM_END].hex() for name in names for m in self.buses[name].motors)
 
     # --- the operator --------------------------------------------------------------------
 

@@ -3,10 +3,12 @@
     client (LeRobot, scservo_sdk) --pty--> PtyPort --bytes--> VirtualRigModel.feed --> emissions
          ^                                                                                |
          +------------------------- due-time heap <---------------------------------------+
-    control client --unix socket, JSON lines--> ControlHandler --> model / ports
+    control client --unix socket--> FrontServer --forwards--> each bus's ControlHandler
 
-One thread, one `select()` loop (µs timeouts: epoll rounds to whole ms, too coarse for wire
-timing). Run as a child process so the busy-polling SDK client never fights it for the GIL.
+One process per bus (four buses answer in parallel, as four USB adapters do), each one thread and
+one `select()` loop (µs timeouts: epoll rounds to whole ms, too coarse for wire timing); a front
+process owns the public control socket. Every process builds the same model (same seed), so the
+operator's hands and the cloth agree across buses.
 Prints one JSON line `{"ready": true, "ports": {...}, "control": ...}` on stdout once a ping
 round trip has worked on every port.
 """
@@ -15,6 +17,8 @@ import heapq
 import itertools
 import json
 import logging
+import multiprocessing
+import multiprocessing.process
 import os
 import selectors
 import signal
@@ -24,10 +28,13 @@ import termios
 import threading
 import time
 import tty
+from multiprocessing.connection import Connection
 from pathlib import Path
 
+from robot.joints import ARM_NAMES
 from robot.realtime import make_realtime
 from robot.virtual.control import ControlHandler
+from robot.virtual.front import FrontServer
 from robot.virtual.protocol import Instruction, encode_instruction
 from robot.virtual.pty_port import PtyPort
 from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel, config_from_json, default_runtime_dir
@@ -43,11 +50,12 @@ _SELF_TEST_TIMEOUT_S = 10.0
 class PtyServer:
     """Serves a `VirtualRigModel` on pseudo-terminals; implements the control API's port ops."""
 
-    def __init__(self, model: VirtualRigModel, runtime_dir: Path) -> None:
+    def __init__(self, model: VirtualRigModel, runtime_dir: Path, buses: list[str], control_path: Path) -> None:
         self.model = model
         self.runtime_dir = runtime_dir
-        self.control_path = runtime_dir / CONTROL_SOCKET
-        self._ports = {name: PtyPort(runtime_dir / name) for name in model.buses}
+        self.buses = buses
+        self.control_path = control_path
+        self._ports = {name: PtyPort(runtime_dir / name) for name in buses}
         self._heap: list[tuple[float, int, str, bytes]] = []
         self._order = itertools.count()
         self._selector = selectors.SelectSelector()
@@ -100,7 +108,7 @@ class PtyServer:
 
     def close(self) -> None:
         """Remove the ptys, links and socket; keep the motors' flash."""
-        self.model.save_flash()
+        self.model.save_flash(self.buses)
         for port in self._ports.values():
             port.close(remove_link=True)
         for conn in list(self._buffers):
@@ -112,7 +120,7 @@ class PtyServer:
 
     def run(self) -> None:
         """Serve until `stop()`."""
-        flash = self.model.flash_signature()
+        flash = self.model.flash_signature(self.buses)
         next_flash_check = time.monotonic() + _FLASH_CHECK_S
         next_tick = time.monotonic()
         while not self._stop.is_set():
@@ -122,7 +130,7 @@ class PtyServer:
                 # Between packets too: the operator's hands move and joints settle, so the first
                 # packet after a pause is answered as fast as any other.
                 try:
-                    self.model.tick(now)
+                    self.model.tick(now, self.buses)
                 except Exception:
                     logger.exception("virtual rig: error while advancing the mechanics")
                 playing = self.model.operator.status(now).get("playing")
@@ -144,10 +152,10 @@ class PtyServer:
                     logger.exception("virtual rig: error while serving %s %s", kind, name)
             if now >= next_flash_check:
                 next_flash_check = now + _FLASH_CHECK_S
-                signature = self.model.flash_signature()
+                signature = self.model.flash_signature(self.buses)
                 if signature != flash:
                     flash = signature
-                    self.model.save_flash()
+                    self.model.save_flash(self.buses)
 
     def _deliver_due(self, now: float) -> None:
         while self._heap and self._heap[0][0] <= now:
@@ -226,44 +234,75 @@ def self_test(ports: dict[str, str], timeout_s: float = _SELF_TEST_TIMEOUT_S) ->
             os.close(fd)
 
 
-def serve(config: VirtualRigConfig, *, announce=print) -> None:
-    """Run the virtual rig until SIGTERM or SIGINT; `announce` gets the READY JSON line."""
-    runtime_dir = config.runtime_dir or default_runtime_dir()
+def bus_socket(runtime_dir: Path, bus: str) -> Path:
+    """The private control socket of the process that serves `bus`."""
+    return runtime_dir / f".{bus}.sock"
+
+
+def serve_bus(config: VirtualRigConfig, runtime_dir: Path, bus: str, ready: Connection) -> None:
+    """One bus in its own process, so the four buses answer in parallel as real ones do."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
     make_realtime(config.realtime_priority)
     model = VirtualRigModel(config)
-    server = PtyServer(model, runtime_dir)
+    server = PtyServer(model, runtime_dir, [bus], bus_socket(runtime_dir, bus))
     server.start()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: server.stop())
-    ports = server.ports()
-    result: dict[str, object] = {}
-
-    def check() -> None:
-        try:
-            self_test(ports)
-            model.trace.clear()
-            if config.scenario:
-                result["faults"] = model.install_scenario(config.scenario)
-            announce(
-                json.dumps(
-                    {
-                        "ready": True,
-                        "ports": ports,
-                        "control": str(server.control_path),
-                        "pid": os.getpid(),
-                        **result,
-                    }
-                )
-            )
-        except Exception as e:
-            announce(json.dumps({"ready": False, "error": str(e)}))
-            server.stop()
-
-    threading.Thread(target=check, name="self-test", daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    if config.scenario:
+        model.install_scenario(config.scenario)
+    ready.send(os.getpid())
+    ready.close()
     try:
         server.run()
     finally:
         server.close()
+
+
+def serve(config: VirtualRigConfig, *, announce=print) -> None:
+    """Run the virtual rig until SIGTERM or SIGINT; `announce` gets the READY JSON line.
+
+    One child process per bus (the buses run in parallel, like four USB adapters), this process
+    in front: it owns the public control socket and forwards each request to the buses it concerns.
+    """
+    runtime_dir = config.runtime_dir or default_runtime_dir()
+    runtime_dir.mkdir(parents=True, exist_ok=True)
+    context = multiprocessing.get_context("fork")
+    children: dict[str, multiprocessing.process.BaseProcess] = {}
+    front: FrontServer | None = None
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: (stop.set(), front.stop() if front else None))
+    try:
+        for bus in ARM_NAMES:
+            receive, send = context.Pipe(duplex=False)
+            child = context.Process(target=serve_bus, args=(config, runtime_dir, bus, send), name=f"bus-{bus}")
+            child.start()
+            send.close()
+            if not receive.poll(_SELF_TEST_TIMEOUT_S) or stop.is_set():
+                raise RuntimeError(f"the process for virtual bus {bus} did not start")
+            receive.recv()
+            children[bus] = child
+        ports = {bus: str(runtime_dir / bus) for bus in ARM_NAMES}
+        front = FrontServer(runtime_dir / CONTROL_SOCKET, ports, {b: bus_socket(runtime_dir, b) for b in ARM_NAMES})
+        front.start()
+        self_test(ports)
+        front.forward_all({"op": "trace_clear"})
+        announce(json.dumps({"ready": True, "ports": ports, "control": str(front.control_path), "pid": os.getpid()}))
+        if not stop.is_set():
+            front.run()
+    except Exception as e:
+        announce(json.dumps({"ready": False, "error": str(e)}))
+        raise
+    finally:
+        if front is not None:
+            front.close()
+        for child in children.values():
+            if child.is_alive():
+                child.terminate()
+        for child in children.values():
+            child.join(timeout=5)
+            if child.is_alive():
+                child.kill()
 
 
 def main(argv: list[str] | None = None) -> int:

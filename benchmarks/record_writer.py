@@ -1,0 +1,253 @@
+"""Recording 3 x 480x640 cameras at 30 Hz: our DatasetWriter against LeRobot's in-loop writer, in one run.
+
+    for codec in (h264, libsvtav1):
+        for impl in (ours, lerobot):            each in a fresh child process (this file with --run)
+            ours:    DatasetWriter (writer process, shared-memory ring, durable saves)
+            lerobot: LeRobotDataset.create(streaming_encoding=True) in the loop's own process,
+                     add_frame() in the loop, save_episode() between episodes (what lerobot-record does)
+            N episodes of S seconds: a LoopTimer loop at 30 Hz hands pre-rendered frames (moving
+            gradients and a moving block, 2 s cycle) to the writer each tick; then save (timed)
+        report per run: loop period deviation |period - 33.3 ms| p50/p99/max, add_frame cost,
+        frames dropped per 1,000 (ring full, encoder queue drops, frames missing from the videos),
+        pause between episodes (save) p50/p95/max, CPU seconds per recorded second (all processes),
+        peak RSS of the loop process and of the writer process
+
+A measurement, not a test: nothing is asserted. There is no rig in the loop (issue 4's full
+benchmark with the virtual rig belongs to so101-record); this isolates what the writer costs the
+control loop. Runs as whatever user starts it: as root, LeRobot's in-process SVT-AV1 threads (and
+the thread that opens each encoder) become SCHED_FIFO 99, which is part of what is measured.
+
+    .venv/bin/python -m benchmarks.record_writer                 # 2 codecs x 2 impls x 4 x 10 s, ~4 min
+    .venv/bin/python -m benchmarks.record_writer --quick         # 2 episodes of 3 s, smoke run
+    .venv/bin/python -m benchmarks.record_writer --episodes 6 --seconds 20 --out outputs/bench/rec.json
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from robot.loop_timer import LoopTimer
+
+CAMERAS = (("left_wrist", 480, 640), ("right_wrist", 480, 640), ("overhead", 480, 640))
+FPS = 30
+TASK = "Fold the cloth"
+
+
+def frames(cycle: int = 60) -> list[dict[str, np.ndarray]]:
+    """A 2 s cycle of distinct frames per camera (rendered once, outside the loop)."""
+    rng = np.random.default_rng(0)
+    noise = rng.integers(-12, 12, (480, 640, 3), dtype=np.int16)
+    ys, xs = np.mgrid[0:480, 0:640]
+    out = []
+    for index in range(cycle):
+        images = {}
+        for number, (name, height, width) in enumerate(CAMERAS):
+            base = np.stack([(xs + 7 * index + 50 * number) % 256, (ys + 3 * index) % 256, (xs + ys) % 256], axis=-1)
+            image = np.clip(base + noise, 0, 255).astype(np.uint8)
+            top, left = (11 * index) % (height - 80), (17 * index + 90 * number) % (width - 80)
+            image[top : top + 80, left : left + 80] = 255 - image[top : top + 80, left : left + 80]
+            images[name] = image
+        out.append(images)
+    return out
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM of a live process, MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a live process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Ours:
+    """Our writer process behind the loop."""
+
+    def __init__(self, root: Path, vcodec: str) -> None:
+        from teleop.dataset.spec import WriterSpec
+        from teleop.dataset.writer_process import DatasetWriter
+
+        self.writer = DatasetWriter(WriterSpec(root=root, repo_id="bench/rec", fps=FPS, cameras=CAMERAS, vcodec=vcodec))
+        self.writer.open()
+        self.state = np.zeros(12, np.float32)
+
+    def begin(self) -> None:
+        self.writer.begin_episode(TASK)
+
+    def add(self, images: dict, tick_s: float) -> bool:
+        return self.writer.add_frame(self.state, self.state, images, {"tick_s": tick_s})
+
+    def save(self) -> dict:
+        saved = self.writer.save_episode({})
+        return {"ring_dropped": saved.dropped_frames, "video_missing": saved.encoder_dropped_frames}
+
+    def writer_pid(self) -> int | None:
+        return self.writer.pid
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class LeRobots:
+    """LeRobot's own recording path: streaming encoding inside the loop's process."""
+
+    def __init__(self, root: Path, vcodec: str) -> None:
+        from lerobot.configs import RGBEncoderConfig
+        from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+        from teleop.dataset.features import dataset_features
+
+        self.dataset = LeRobotDataset.create(
+            "bench/rec",
+            FPS,
+            dataset_features(CAMERAS),
+            root=root,
+            robot_type="bi_so_follower",
+            rgb_encoder=RGBEncoderConfig(vcodec=vcodec),
+            streaming_encoding=True,
+            video_backend="pyav",
+        )
+        self.state = np.zeros(12, np.float32)
+        self.length = 0
+
+    def begin(self) -> None:
+        self.length = 0
+
+    def add(self, images: dict, tick_s: float) -> bool:
+        frame = {"observation.state": self.state, "action": self.state, "task": TASK}
+        frame.update({f"observation.images.{name}": image for name, image in images.items()})
+        self.dataset.add_frame(frame)
+        self.length += 1
+        return True
+
+    def save(self) -> dict:
+        encoder = self.dataset.writer._streaming_encoder  # its silent-drop counter (0.1 s put timeout)
+        dropped = sum(encoder._dropped_frames.values())
+        self.dataset.save_episode()
+        return {"queue_dropped": dropped}
+
+    def writer_pid(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        self.dataset.finalize()
+
+
+def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
+    """One (impl, codec) run in this process; returns its measurements."""
+    clip = frames()
+    with tempfile.TemporaryDirectory(prefix="bench-rec-") as tmp:
+        started = time.monotonic()
+        recorder = Ours(Path(tmp) / "ds", vcodec) if impl == "ours" else LeRobots(Path(tmp) / "ds", vcodec)
+        open_s = time.monotonic() - started
+        cpu_before = cpu_s(os.getpid()) + (cpu_s(recorder.writer_pid()) if recorder.writer_pid() else 0.0)
+        deviations, add_ms, pauses, drops, taken = [], [], [], [], 0
+        timer = LoopTimer(FPS)
+        for _ in range(episodes):
+            recorder.begin()
+            timer.start()
+            starts = []
+            for index in range(round(seconds * FPS)):
+                tick = timer.wait()
+                starts.append(tick.start_s)
+                before = time.perf_counter()
+                taken += recorder.add(clip[index % len(clip)], tick.start_s)
+                add_ms.append((time.perf_counter() - before) * 1000)
+            deviations += list(np.abs(np.diff(starts) - 1 / FPS) * 1000)
+            before = time.monotonic()
+            drops.append(recorder.save())
+            pauses.append(time.monotonic() - before)
+        writer_pid = recorder.writer_pid()
+        cpu_after = cpu_s(os.getpid()) + (cpu_s(writer_pid) if writer_pid else 0.0)
+        writer_rss = peak_rss_mb(writer_pid) if writer_pid else None
+        recorder.close()
+        frames_recorded = episodes * round(seconds * FPS)
+        dropped = sum(sum(d.values()) for d in drops)
+        return {
+            "impl": impl,
+            "vcodec": vcodec,
+            "episodes": episodes,
+            "seconds": seconds,
+            "open_s": open_s,
+            "period_dev_ms": summary(deviations, 50, 99),
+            "add_frame_ms": summary(add_ms, 50, 99),
+            "pause_s": summary(pauses, 50, 95),
+            "pauses_s": pauses,
+            "drops": drops,
+            "dropped_per_1000": 1000 * dropped / frames_recorded,
+            "cpu_s_per_recorded_s": (cpu_after - cpu_before) / (episodes * seconds),
+            "loop_process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "writer_process_peak_rss_mb": writer_rss,
+        }
+
+
+def summary(values: list[float], *percentiles: int) -> dict[str, float]:
+    """Percentiles (keys "p50", ...) and the maximum."""
+    return {f"p{p}": float(np.percentile(values, p)) for p in percentiles} | {"max": float(max(values))}
+
+
+def table(results: list[dict]) -> str:
+    """Markdown table of all runs."""
+    head = (
+        "| impl | codec | period dev p50 / p99 / max ms | add_frame p50 / p99 / max ms | dropped / 1000 "
+        "| pause p50 / p95 / max s | CPU s per s | peak RSS loop / writer MB |\n|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for r in results:
+        dev, add, pause = r["period_dev_ms"], r["add_frame_ms"], r["pause_s"]
+        writer = f"{r['writer_process_peak_rss_mb']:.0f}" if r["writer_process_peak_rss_mb"] else "-"
+        rows.append(
+            f"| {r['impl']} | {r['vcodec']} | {dev['p50']:.2f} / {dev['p99']:.2f} / {dev['max']:.1f} "
+            f"| {add['p50']:.2f} / {add['p99']:.2f} / {add['max']:.1f} | {r['dropped_per_1000']:.1f} "
+            f"| {pause['p50']:.2f} / {pause['p95']:.2f} / {pause['max']:.2f} | {r['cpu_s_per_recorded_s']:.2f} "
+            f"| {r['loop_process_peak_rss_mb']:.0f} / {writer} |"
+        )
+    return head + "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--codecs", default="h264,libsvtav1")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=Path("outputs/bench/record_writer.json"))
+    parser.add_argument("--run", nargs=2, metavar=("IMPL", "VCODEC"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.quick:
+        args.episodes, args.seconds = 2, 3.0
+    if args.run:
+        print(json.dumps(run(args.run[0], args.run[1], args.episodes, args.seconds)))
+        return
+    results = []
+    for vcodec in args.codecs.split(","):
+        for impl in ("ours", "lerobot"):
+            command = [sys.executable, "-m", "benchmarks.record_writer", "--run", impl, vcodec]
+            command += ["--episodes", str(args.episodes), "--seconds", str(args.seconds)]
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                print(done.stderr[-3000:], file=sys.stderr)
+                raise SystemExit(f"run {impl} {vcodec} failed")
+            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(f"{impl} {vcodec}: done", file=sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"uptime": os.getloadavg(), "results": results}, indent=1))
+    print(table(results))
+    print(f"\nloadavg at the end: {os.getloadavg()}; JSON: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
