@@ -53,11 +53,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.cameras.errors import CameraError
 from robot.cameras.factory import make_cameras
 from robot.cameras.virtual.joint_sources import fold_source
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.loop_timer import LoopTimer
-from robot.cameras.errors import CameraError
 from robot.realtime import realtime_thread
 from robot.safety.config import ExitMode, SafetyConfig
 from robot.virtual.bus import TimingMode
