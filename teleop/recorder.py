@@ -2,7 +2,8 @@
 
     Step (tick, observation: 12 joints + synced frames, sent action)
         -> state (12 follower joints), action (12, what the followers were sent), images by camera
-        -> timing: tick deadline/start/lateness, bus read time, each camera's capture time and age, skew
+        -> timing: tick deadline/start/lateness, bus read time, each camera's capture time and age, skew,
+           and the state and action as the rig logged them
         -> FrameSink.add_frame(...)          (the dataset writer, in its own process)
         -> EpisodeLog                        (for the episode's quality card)
 
@@ -82,7 +83,11 @@ class EpisodeRecorder:
             images = {name: frames.frames[name].image for name in self.camera_names}
             self.log.add_frames(frames.skew_s, frames.duplicated)
             self._count_lost_frames()
-        if not self.sink.add_frame(state, action, images, timing_facts(step)):
+        facts = timing_facts(step)
+        # The rig's own log of the frame, kept beside the dataset: what was read and what was sent.
+        facts.update({f"state.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, state, strict=True)})
+        facts.update({f"action.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, action, strict=True)})
+        if not self.sink.add_frame(state, action, images, facts):
             self.log.writer_dropped += 1
         log = self.log
         log.starts_s.append(step.tick.start_s)

@@ -97,6 +97,7 @@ class RecordingSession:
         keys: Callable[[], list[Key]] = list,
         engaged: Callable[[], bool] = lambda: True,
         on_card: Callable[[QualityCard], None] = lambda card: None,
+        on_event: Callable[[str], None] = lambda text: None,
         stop_loop: Callable[[], None] = lambda: None,
     ) -> None:
         self.rig = rig
@@ -108,6 +109,7 @@ class RecordingSession:
         self.keys = keys
         self.engaged = engaged
         self.on_card = on_card
+        self.on_event = on_event
         self.stop_loop = stop_loop
         self.phase = Phase.READY
         self.paused = False
@@ -205,12 +207,14 @@ class RecordingSession:
         if not keep or len(recorder.log.starts_s) < 2:
             self.writer.discard_episode()
             logger.info("episode %d discarded; it will be recorded again", index)
+            self.on_event(f"episode {index} discarded: it will be recorded again")
         else:
             card = quality_card(index, recorder.log, self.fps, self.gates)
             self.cards.append(card)
             self.on_card(card)
             if card.verdict == "rerecord":
                 self.writer.discard_episode()
+                self.on_event(f"episode {index} failed its quality gates and is discarded: it will be recorded again")
             else:
                 self._start_save(card)
                 self.recorded += 1

@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                         keys=keys.poll,
                         engaged=lambda: source.engaged,
                         on_card=lambda card: console.print(card_table([card])),
+                        on_event=console.print,
                     )
 
                     class StatusText:

@@ -36,7 +36,8 @@ def test_a_pulled_usb_cable_gives_a_typed_error_and_a_replug_works(tmp_path):
         client.hangup("right_follower")
         with pytest.raises(BusDisconnectedError) as info:
             follower.read_joints()
-        assert "right follower" in str(info.value) and "USB cable" in str(info.value)
+        assert "right follower" in str(info.value)
+        assert "USB cable" in str(info.value)
         follower.disconnect()  # closing a vanished port is quiet
         with pytest.raises(PortNotFoundError):
             arm().connect()

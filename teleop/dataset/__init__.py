@@ -1,0 +1,1 @@
+"""Dataset writing for the recorder: LeRobot datasets that survive crashes, written off the control loop."""

@@ -1,0 +1,96 @@
+"""Errors of the dataset writer. Each says what happened to which dataset and what to do next.
+
+RobotError (robot.errors)
+└── DatasetError                    anything about writing a dataset
+    ├── DatasetExistsError          resume is off but the root already holds a dataset
+    ├── NotADatasetError            the root exists but is not a LeRobot dataset
+    ├── IncompatibleDatasetError    resuming with other fps / features / cameras / robot / codec
+    ├── DatasetLockedError          another writer holds the dataset
+    ├── DatasetCorruptError         committed files are missing or unreadable
+    ├── DiskFullError               no space left while saving (the partial episode was rolled back)
+    ├── EncoderError                the video encoder failed (the episode in progress is lost)
+    ├── WriterStateError            a call out of order (add_frame with no episode, ...)
+    ├── FrameError                  a frame that does not fit the dataset (shape, dtype, cameras)
+    └── WriterProcessError          the writer process died, hung or failed unexpectedly
+
+Every error is a plain message (plus, for IncompatibleDatasetError, the list of differences) so it
+pickles across the writer-process boundary unchanged.
+"""
+
+import errno
+from pathlib import Path
+
+from robot.errors import RobotError
+
+
+class DatasetError(RobotError):
+    """Base of every error raised by `teleop.dataset`."""
+
+
+class DatasetExistsError(DatasetError, FileExistsError):
+    """A dataset is already at the root and resume was not asked for."""
+
+
+class NotADatasetError(DatasetError):
+    """The root exists and is not empty, but holds no LeRobot dataset."""
+
+
+class IncompatibleDatasetError(DatasetError):
+    """The existing dataset was recorded with other settings; nothing was changed."""
+
+    def __init__(self, root: str, differences: tuple[str, ...]) -> None:
+        self.root = root
+        self.differences = tuple(differences)
+        listed = "\n".join(f"  - {difference}" for difference in self.differences)
+        super().__init__(
+            f"Cannot resume {root}: it was recorded with other settings (nothing was changed):\n{listed}\n"
+            "Next: record into a new dataset root, or run with the dataset's settings."
+        )
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.root, self.differences))
+
+
+class DatasetLockedError(DatasetError):
+    """Another process is writing to the dataset."""
+
+
+class DatasetCorruptError(DatasetError):
+    """Files of saved episodes are missing or unreadable; automatic repair cannot fix it."""
+
+
+class DiskFullError(DatasetError, OSError):
+    """No space left on the dataset's disk; saved episodes are intact."""
+
+
+class EncoderError(DatasetError):
+    """The video encoder failed; the episode in progress is lost."""
+
+
+class WriterStateError(DatasetError):
+    """A writer call made in the wrong state (programming error in the caller)."""
+
+
+class WriterProcessError(DatasetError):
+    """The writer process died, stopped answering, or failed unexpectedly."""
+
+
+class FrameError(DatasetError, ValueError):
+    """A frame does not match the dataset (shape, dtype, cameras); the caller's bug."""
+
+
+def classify(error: Exception, root: Path, doing: str, saved: int | None = None) -> DatasetError:
+    """The typed error for a failure while recording or saving (`saved`: episodes kept, if rolled back).
+
+    A full disk is recognised by errno or by the text LeRobot's encoder threads pass on (they
+    report an exception as a string); LeRobot's encoder failures are RuntimeErrors naming the thread.
+    """
+    kept = f" The episode was rolled back; the {saved} saved episode(s) are intact." if saved is not None else ""
+    text = str(error)
+    if (isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)) or "No space left" in text:
+        return DiskFullError(f"{root}: the disk is full ({doing}).{kept} Next: free disk space, then resume recording.")
+    if isinstance(error, DatasetError):
+        return error
+    if "encoder" in text.lower():
+        return EncoderError(f"{root}: the video encoder failed ({doing}): {text}.{kept} Next: record it again.")
+    return DatasetError(f"{root}: {doing} failed: {type(error).__name__}: {text}.{kept} Next: resume recording.")

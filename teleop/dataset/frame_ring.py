@@ -1,0 +1,128 @@
+"""Fixed-size frame slots in shared memory, written by the control side and read by the writer process.
+
+    slot k:  | state f32[12] | action f32[12] | timing length u32 | timing JSON | image 0 | image 1 | ...
+              `---------------------- header, 4 KiB ------------------------'  h*w*3 bytes per camera
+
+The ring only holds bytes; who may use which slot is decided by its owner (`DatasetWriter`: a
+semaphore of free slots, and slot numbers sent in order over a pipe). A write is one memcpy per
+camera (about 0.1-0.3 ms for 480x640 RGB), so `add_frame` stays cheap on the control thread.
+"""
+
+import json
+import logging
+from collections.abc import Mapping
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from robot.joints import BIMANUAL_KEYS
+from teleop.dataset.errors import FrameError
+from teleop.dataset.features import CameraShape
+
+logger = logging.getLogger(__name__)
+
+_JOINTS = len(BIMANUAL_KEYS)
+_HEADER_BYTES = 4096  # state + action + timing length + timing JSON
+_TIMING_OFFSET = 2 * 4 * _JOINTS + 4
+_TIMING_MAX = _HEADER_BYTES - _TIMING_OFFSET
+_ALIGN = 64
+
+
+def _aligned(size: int) -> int:
+    return (size + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def slot_layout(cameras: tuple[CameraShape, ...]) -> tuple[list[int], int]:
+    """Byte offset of each camera's image inside a slot, and the slot size."""
+    offsets = []
+    offset = _HEADER_BYTES
+    for _, height, width in cameras:
+        offsets.append(offset)
+        offset += _aligned(height * width * 3)
+    return offsets, _aligned(offset)
+
+
+class FrameRing:
+    """`slots` frames of one rig's shape in a named shared-memory block."""
+
+    def __init__(self, memory: shared_memory.SharedMemory, cameras: tuple[CameraShape, ...], slots: int) -> None:
+        self.memory = memory
+        self.cameras = cameras
+        self.slots = slots
+        self._image_offsets, self.slot_bytes = slot_layout(cameras)
+        if memory.size < self.slot_bytes * slots:
+            raise ValueError(f"shared memory {memory.name} is too small for {slots} slots")
+
+    @classmethod
+    def create(cls, cameras: tuple[CameraShape, ...], slots: int) -> "FrameRing":
+        """Allocate a new ring (the control side owns it and must `unlink()` it)."""
+        memory = shared_memory.SharedMemory(create=True, size=slot_layout(cameras)[1] * slots)
+        # Touch every page now, so the control loop's first pass through the ring pays no page faults.
+        np.ndarray((memory.size,), np.uint8, memory.buf).fill(0)
+        return cls(memory, cameras, slots)
+
+    @classmethod
+    def attach(cls, name: str, cameras: tuple[CameraShape, ...], slots: int) -> "FrameRing":
+        """Map an existing ring by name (the writer process side)."""
+        return cls(shared_memory.SharedMemory(name=name), cameras, slots)
+
+    @property
+    def name(self) -> str:
+        """The shared-memory block's name."""
+        return self.memory.name
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of shared memory the ring uses."""
+        return self.slot_bytes * self.slots
+
+    def write(
+        self,
+        slot: int,
+        state: np.ndarray,
+        action: np.ndarray,
+        images: Mapping[str, np.ndarray],
+        timing: Mapping[str, float],
+    ) -> None:
+        """Copy one frame into a slot the caller owns. Shapes are checked by the caller.
+
+        Raises:
+            FrameError: the timing facts do not fit in the slot header.
+        """
+        try:
+            encoded = json.dumps({str(key): float(value) for key, value in timing.items()}).encode()
+        except (TypeError, ValueError) as error:
+            raise FrameError(f"timing facts must be numbers (seconds, counts): {error}") from error
+        if len(encoded) > _TIMING_MAX:
+            raise FrameError(f"timing facts take {len(encoded)} bytes as JSON; at most {_TIMING_MAX} fit a frame")
+        base = slot * self.slot_bytes
+        header = np.ndarray((2, _JOINTS), np.float32, self.memory.buf, base)
+        header[0] = state
+        header[1] = action
+        self.memory.buf[base + _TIMING_OFFSET - 4 : base + _TIMING_OFFSET] = len(encoded).to_bytes(4, "little")
+        self.memory.buf[base + _TIMING_OFFSET : base + _TIMING_OFFSET + len(encoded)] = encoded
+        for (name, height, width), offset in zip(self.cameras, self._image_offsets, strict=True):
+            np.copyto(np.ndarray((height, width, 3), np.uint8, self.memory.buf, base + offset), images[name])
+
+    def read(self, slot: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, float]]:
+        """A slot's frame: state and action copied, images as views into shared memory (valid until freed)."""
+        base = slot * self.slot_bytes
+        header = np.ndarray((2, _JOINTS), np.float32, self.memory.buf, base)
+        length = int.from_bytes(self.memory.buf[base + _TIMING_OFFSET - 4 : base + _TIMING_OFFSET], "little")
+        timing = json.loads(bytes(self.memory.buf[base + _TIMING_OFFSET : base + _TIMING_OFFSET + length]))
+        images = {
+            name: np.ndarray((height, width, 3), np.uint8, self.memory.buf, base + offset)
+            for (name, height, width), offset in zip(self.cameras, self._image_offsets, strict=True)
+        }
+        return header[0].copy(), header[1].copy(), images, timing
+
+    def close(self) -> None:
+        """Unmap the block in this process (left to process exit if a view is still alive)."""
+        try:
+            self.memory.close()
+        except BufferError:
+            logger.debug("shared memory %s still has views; it is unmapped at exit", self.memory.name)
+
+    def unlink(self) -> None:
+        """Free the block (owner only, once every process has closed or died)."""
+        self.memory.unlink()

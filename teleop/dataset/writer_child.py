@@ -1,0 +1,152 @@
+"""The dataset writer process: takes frames from the ring and writes them through `DurableDataset`.
+
+It runs everything heavy (LeRobot, PyAV, the encoders), so first of all it demotes itself: no
+CAP_SYS_NICE, no real-time rlimit, nice +5 (see `privileges.py`). Messages arrive in order on one
+pipe, so the frames of an episode are always handled before the save or discard that ends it.
+
+    ("frame", slot)                 add the frame in `slot` to the episode, then free the slot
+    ("begin", task)                 start an episode
+    ("discard",)                    drop the episode in progress
+    ("save", id, quality_json)      commit the episode  -> ("reply", id, SavedEpisode | error)
+    ("close", id)                   finish and exit     -> ("reply", id, None)
+    after start                                         -> ("reply", 0, (OpenReport, Demotion) | error)
+    a failure while recording                           -> ("error", DatasetError)  (episode lost)
+
+If the control process goes away (the pipe closes), the episode in progress is discarded and the
+process exits; a save already under way finishes first, so it is never torn by the parent's death.
+"""
+
+import ctypes
+import json
+import logging
+import os
+import signal
+import warnings
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Semaphore
+from typing import TYPE_CHECKING
+
+from teleop.dataset.errors import DatasetError, WriterProcessError
+from teleop.dataset.frame_ring import FrameRing
+from teleop.dataset.privileges import demote_this_process
+from teleop.dataset.spec import WriterSpec
+
+if TYPE_CHECKING:
+    from teleop.dataset.durable import DurableDataset
+
+logger = logging.getLogger(__name__)
+
+_AV_LOG_ERROR = 16  # libavutil/log.h
+_M_ARENA_MAX = -8  # glibc malloc.h
+_LIBC = ctypes.CDLL(None)
+
+
+def run_writer(spec: WriterSpec, conn: Connection, ring_name: str, free_slots: Semaphore) -> None:
+    """Entry point of the writer process (multiprocessing target)."""
+    # Ctrl-C reaches the whole process group; the control process decides when the writer stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    demotion = demote_this_process(spec.nice)  # before any encoder thread exists: they inherit it
+    _LIBC.mallopt(_M_ARENA_MAX, 2)  # SVT-AV1's ~140 threads would each keep a malloc arena otherwise
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # no progress bars over the status line
+    # ...and LeRobot's attempts to turn them back on would warn once per save.
+    warnings.filterwarnings("ignore", message="Cannot enable progress bars")
+    logging.basicConfig(level=logging.WARNING, format="dataset writer: %(levelname)s %(name)s: %(message)s")
+    _quiet_codecs()
+    ring = FrameRing.attach(ring_name, spec.cameras, spec.ring_frames)
+    try:
+        from teleop.dataset.durable import DurableDataset  # heavy (LeRobot): after the demotion
+
+        dataset = DurableDataset.open(spec)
+    except BaseException as error:  # every failure goes back to the caller
+        conn.send(("reply", 0, _portable(error)))
+        ring.close()
+        return
+    conn.send(("reply", 0, (dataset.report, demotion)))
+    try:
+        _serve(dataset, conn, ring, free_slots)
+    finally:
+        dataset.close()
+        ring.close()
+
+
+def _serve(dataset: "DurableDataset", conn: Connection, ring: FrameRing, free_slots: Semaphore) -> None:
+    failed: DatasetError | None = None  # why the episode in progress was lost (already reported)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            logger.warning("the recording process went away; the episode in progress (if any) is discarded")
+            return
+        kind = message[0]
+        if kind == "frame":
+            try:
+                if failed is None:
+                    state, action, images, timing = ring.read(message[1])
+                    dataset.add_frame(state, action, images, timing)
+                    del images  # views into the slot, which is reused once freed
+            except Exception as error:
+                failed = _portable(error)
+                conn.send(("error", failed))
+            finally:
+                free_slots.release()
+        elif kind == "begin":
+            failed = None
+            try:
+                dataset.begin_episode(message[1])
+            except Exception as error:
+                failed = _portable(error)
+                conn.send(("error", failed))
+        elif kind == "discard":
+            failed = None
+            dataset.discard_episode()
+            _LIBC.malloc_trim(0)
+        elif kind == "save":
+            conn.send(("reply", message[1], failed or _save(dataset, message[2])))
+            failed = None
+            try:
+                dataset.prepare_next()  # reopen now, while the operator resets the scene
+            except Exception:
+                logger.exception("reopening the dataset after a save failed; the next episode will retry")
+            _LIBC.malloc_trim(0)  # hand the finished encoders' memory back: peak RSS stays flat
+        elif kind == "close":
+            dataset.close()
+            conn.send(("reply", message[1], None))
+            return
+
+
+def _save(dataset: "DurableDataset", quality_json: str) -> object:
+    try:
+        return dataset.save_episode(json.loads(quality_json))
+    except Exception as error:
+        dataset.discard_episode()
+        return _portable(error)
+
+
+def _portable(error: BaseException) -> DatasetError:
+    """An error that pickles back to the control process with its type (ours) or its text (others)."""
+    if isinstance(error, DatasetError):
+        return error
+    logger.error("unexpected failure in the dataset writer", exc_info=error)
+    return WriterProcessError(
+        f"the dataset writer failed: {type(error).__name__}: {error}. Next: run again with resume; "
+        "saved episodes are safe and opening the dataset repairs it."
+    )
+
+
+def _quiet_codecs() -> None:
+    """Keep libx264/SVT-AV1 banners off the operator's terminal (errors still show).
+
+    LeRobot hands FFmpeg's log back to its default stderr printer after every video, so the
+    threshold is set in libavutil itself (the copy bundled with PyAV) rather than through PyAV.
+    """
+    os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1: errors only
+    import av  # only here: the control process never needs PyAV
+
+    del av  # loaded for its bundled libavutil
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libavutil" in line}
+    for path in paths:
+        try:
+            ctypes.CDLL(path).av_log_set_level(_AV_LOG_ERROR)
+        except (OSError, AttributeError) as error:
+            logger.debug("cannot quiet %s: %s", path, error)
