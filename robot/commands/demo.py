@@ -1,12 +1,13 @@
 """so101-demo: the product on the virtual rig, step by step, with the commands a user would type.
 
     so101-demo                     # or: make demo
-    so101-demo --output_dir=outputs/demo --teleop_s=10
+    so101-demo --output_dir=outputs/demo --teleop_s=10 --episodes=2 --episode_s=8
 
 Each step runs a real console script (as a child process, exactly as you would) against four
 emulated SO-101 arms: start the virtual rig, calibrate the arms through LeRobot's procedure,
 run the preflight doctor, then teleoperate while the scripted operator demonstrates a cloth fold on
-the leader arms: first through so101-teleop (safety on), then through LeRobot's `lerobot-teleoperate`.
+the leader arms: through so101-teleop (safety on), then recording two short demonstrations with
+so101-record, then through LeRobot's own `lerobot-teleoperate`.
 """
 
 import json
@@ -36,8 +37,11 @@ class DemoConfig:
 
     # Where the demo keeps its virtual rig, calibration files and logs (wiped at start)
     output_dir: Path = Path("outputs/demo")
-    # Seconds of LeRobot teleoperation at the end (0 skips it)
+    # Seconds of teleoperation (0 skips teleoperation and recording)
     teleop_s: float = 10.0
+    # Demonstrations to record, and how long each one is, seconds
+    episodes: int = 2
+    episode_s: float = 8.0
 
 
 class Demo:
@@ -56,6 +60,7 @@ class Demo:
         ]
         self.env = os.environ | {"HF_HUB_OFFLINE": "1"}
         self.step = 0
+        self.dataset: Path | None = None
 
     def say(self, title: str, text: str) -> None:
         """Announce the next step."""
@@ -128,6 +133,24 @@ class Demo:
         )
         self.run("so101-teleop", *self.rig_args, f"--duration_s={self.config.teleop_s}")
         self.say(
+            "record demonstrations into a LeRobot dataset",
+            f"{self.config.episodes} short episodes of the cloth fold through so101-record. Each saved episode\n"
+            "is durable at once and followed by its quality card; the dataset is what `lerobot-train`\n"
+            "reads. Keys work over SSH: →/n next, ←/r re-record, space pause, q stop.",
+        )
+        dataset = self.out / "dataset"
+        self.run(
+            "so101-record",
+            *self.rig_args,
+            "--dataset.repo_id=demo/fold_cloth",
+            f"--dataset.root={dataset}",
+            "--dataset.vcodec=h264",
+            f"--session.num_episodes={self.config.episodes}",
+            f"--session.episode_s={self.config.episode_s}",
+            "--session.reset_s=2",
+        )
+        self.dataset = dataset
+        self.say(
             "LeRobot's own teleoperation on the virtual rig",
             "The same ports work with LeRobot's scripts, unmodified: `lerobot-teleoperate` for 5 s.",
         )
@@ -167,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     console.print(
         Panel(
-            f"Done in {time.monotonic() - start:.0f} s. Calibration files: {config.output_dir / 'calibration'}\n"
+            f"Done in {time.monotonic() - start:.0f} s.\n"
+            f"Calibration files: {config.output_dir / 'calibration'}\n"
+            f"Dataset: {config.output_dir / 'dataset'} (quality cards in meta/so101/episodes/)\n"
             "Next: point hardware_configs/so101_bimanual.yaml at your arms and run so101-doctor on it.",
             title="demo finished",
             title_align="left",

@@ -25,6 +25,7 @@ from robot.control_loop import ControlLoop
 from robot.errors import ConfigError
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
+from teleop.dataset.results import OpenReport
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import HINTS, KeyReader
@@ -85,10 +86,24 @@ class RecordConfig:
             raise ConfigError("the rig file has no cameras: a dataset needs left_wrist, right_wrist and overhead")
 
 
+def describe_open(repo_id: str, report: OpenReport) -> str:
+    """One line on what opening the dataset found (and repaired)."""
+    if report.created:
+        line = f"new dataset {repo_id} at {report.root}"
+    else:
+        line = f"dataset {repo_id} at {report.root}: {report.episodes} episodes ({report.frames} frames) so far"
+    repair = report.repair
+    if repair.rolled_back_episode is not None:
+        line += f"; an interrupted save of episode {repair.rolled_back_episode} was rolled back"
+    if repair.removed:
+        line += f"; removed {len(repair.removed)} leftover file(s) of an interrupted run"
+    return line
+
+
 def card_table(cards: list[QualityCard]) -> Table:
     """The quality cards as a table."""
     table = Table(title="episode quality")
-    columns = ("episode", "frames", "fps", "period p99 ms", "skew p99 ms", "dropped", "idle", "limits", "max C", "")
+    columns = ("ep", "frames", "Hz", "jitter p99 ms", "skew p99 ms", "lost", "idle", "limits", "°C", "verdict")
     for column in columns:
         table.add_column(column)
     for c in cards:
@@ -128,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         report = writer.open()
-        console.print(f"dataset {config.dataset.repo_id} at {folder}: {report}")
+        console.print(describe_open(config.dataset.repo_id, report))
         stopped_by = "done"
         try:
             with rig_ports(config.rig) as found:
