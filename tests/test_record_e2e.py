@@ -155,6 +155,19 @@ def wait_for(predicate, timeout_s: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def saved_episodes(root: Path) -> int:
     folder = root / "meta" / "so101" / "episodes"
     return len(list(folder.glob("episode-*/quality.json"))) if folder.exists() else 0
@@ -173,7 +186,8 @@ def test_kill_9_during_episode_3_loses_only_that_episode_and_resume_completes(tm
     finally:
         if process.poll() is None:
             process.kill()
-    # The virtual rig the recorder started died with it: its runtime dir may hold stale links.
+    # The virtual rig and the dataset writer the recorder started go with it, instead of lingering.
+    wait_for(lambda: not processes_mentioning(str(tmp_path)), 20, "the recorder's child processes to exit")
     resumed = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.resume=true"),
                   timeout_s=300)  # fmt: skip
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]

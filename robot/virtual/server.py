@@ -13,6 +13,7 @@ Prints one JSON line `{"ready": true, "ports": {...}, "control": ...}` on stdout
 round trip has worked on every port.
 """
 
+import ctypes
 import heapq
 import itertools
 import json
@@ -45,6 +46,7 @@ _FLASH_CHECK_S = 1.0
 _TICK_PLAYING_S = 0.01
 _TICK_IDLE_S = 0.1
 _SELF_TEST_TIMEOUT_S = 10.0
+_PR_SET_PDEATHSIG = 1
 
 
 class PtyServer:
@@ -234,6 +236,22 @@ def self_test(ports: dict[str, str], timeout_s: float = _SELF_TEST_TIMEOUT_S) ->
             os.close(fd)
 
 
+def die_with_parent() -> None:
+    """Ask the kernel to SIGTERM this process when its parent dies (Linux).
+
+    A virtual rig started by a command that gets killed (kill -9, a crash) must not linger.
+    """
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        logger.debug("cannot tie the virtual rig's lifetime to its parent on this system")
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def bus_socket(runtime_dir: Path, bus: str) -> Path:
     """The private control socket of the process that serves `bus`."""
     return runtime_dir / f".{bus}.sock"
@@ -243,6 +261,7 @@ def serve_bus(config: VirtualRigConfig, runtime_dir: Path, bus: str, ready: Conn
     """One bus in its own process, so the four buses answer in parallel as real ones do."""
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
+    die_with_parent()
     make_realtime(config.realtime_priority)
     model = VirtualRigModel(config)
     server = PtyServer(model, runtime_dir, [bus], bus_socket(runtime_dir, bus))
@@ -309,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m robot.virtual.server '<VirtualRigConfig as JSON>'` (used by the launcher)."""
     args = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    die_with_parent()  # started by a launcher: go when it goes
     config = config_from_json(args[0] if args else "{}")
 
     def announce(line: str) -> None:
