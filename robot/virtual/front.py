@@ -11,13 +11,13 @@ replies are merged (states and stats by bus, traces in time order, fault lists c
 import json
 import logging
 import selectors
-import socket
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from robot.virtual.client import VirtualRigClient, VirtualRigControlError
+from robot.virtual.json_socket import JsonLineSocket
 
 logger = logging.getLogger(__name__)
 _ANY_BUS_OPS = frozenset({"operator"})  # identical in every process: ask one
@@ -32,21 +32,14 @@ class FrontServer:
         self._bus_sockets = bus_sockets
         self._clients: dict[str, VirtualRigClient] = {}
         self._selector = selectors.DefaultSelector()
-        self._listener: socket.socket | None = None
-        self._buffers: dict[socket.socket, bytearray] = {}
+        self._control = JsonLineSocket(control_path, self.handle)
         self._stop = threading.Event()
 
     def start(self) -> None:
         """Connect to every bus process and open the public socket."""
         for bus, path in self._bus_sockets.items():
             self._clients[bus] = VirtualRigClient(path, timeout_s=30.0)
-        self.control_path.unlink(missing_ok=True)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(self.control_path))
-        listener.listen(8)
-        listener.setblocking(False)
-        self._listener = listener
-        self._selector.register(listener, selectors.EVENT_READ, None)
+        self._control.open(self._selector)
 
     def stop(self) -> None:
         """Finish the loop (signal-safe)."""
@@ -54,54 +47,16 @@ class FrontServer:
 
     def close(self) -> None:
         """Close every connection and remove the socket."""
-        for conn in list(self._buffers):
-            conn.close()
         for client in self._clients.values():
             client.close()
-        if self._listener is not None:
-            self._listener.close()
-        self.control_path.unlink(missing_ok=True)
+        self._control.close()
         self._selector.close()
 
     def run(self) -> None:
         """Serve until `stop()`."""
         while not self._stop.is_set():
             for key, _ in self._selector.select(0.2):
-                if key.data is None:
-                    self._accept()
-                else:
-                    self._on_request(key.fileobj)  # type: ignore[arg-type]
-
-    def _accept(self) -> None:
-        if self._listener is None:
-            return
-        conn, _ = self._listener.accept()
-        conn.setblocking(True)
-        self._buffers[conn] = bytearray()
-        self._selector.register(conn, selectors.EVENT_READ, "client")
-
-    def _on_request(self, conn: socket.socket) -> None:
-        chunk = conn.recv(65536)
-        if not chunk:
-            self._selector.unregister(conn)
-            self._buffers.pop(conn, None)
-            conn.close()
-            return
-        buffer = self._buffers[conn]
-        buffer.extend(chunk)
-        while b"\n" in buffer:
-            line, _, rest = bytes(buffer).partition(b"\n")
-            buffer[:] = rest
-            try:
-                request = json.loads(line)
-                reply = self.handle(request) if isinstance(request, dict) else None
-            except json.JSONDecodeError as e:
-                reply = {"ok": False, "error": f"not JSON: {e}"}
-            reply = reply or {"ok": False, "error": "a request is a JSON object with an 'op'"}
-            try:
-                conn.sendall(json.dumps(reply, default=str).encode() + b"\n")
-            except OSError:
-                logger.debug("control client went away before its reply")
+                self._control.on_ready(key)
 
     # --- routing ---------------------------------------------------------------------------
 

@@ -23,7 +23,6 @@ import multiprocessing.process
 import os
 import selectors
 import signal
-import socket
 import sys
 import termios
 import threading
@@ -36,6 +35,7 @@ from robot.joints import ARM_NAMES
 from robot.realtime import make_realtime
 from robot.virtual.control import ControlHandler
 from robot.virtual.front import FrontServer
+from robot.virtual.json_socket import JsonLineSocket
 from robot.virtual.protocol import Instruction, encode_instruction
 from robot.virtual.pty_port import PtyPort
 from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel, config_from_json, default_runtime_dir
@@ -61,9 +61,8 @@ class PtyServer:
         self._heap: list[tuple[float, int, str, bytes]] = []
         self._order = itertools.count()
         self._selector = selectors.SelectSelector()
-        self._listener: socket.socket | None = None
-        self._buffers: dict[socket.socket, bytearray] = {}
         self._handler = ControlHandler(model, self)
+        self._control = JsonLineSocket(control_path, self._handler.handle)
         self._stop = threading.Event()
 
     # --- PortOps ---------------------------------------------------------------------------
@@ -96,13 +95,7 @@ class PtyServer:
         for name, port in self._ports.items():
             port.open()
             self._selector.register(port.master_fd, selectors.EVENT_READ, ("bus", name))
-        self.control_path.unlink(missing_ok=True)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(self.control_path))
-        listener.listen(8)
-        listener.setblocking(False)
-        self._listener = listener
-        self._selector.register(listener, selectors.EVENT_READ, ("listen", ""))
+        self._control.open(self._selector)
 
     def stop(self) -> None:
         """Ask the loop to finish (thread-safe, signal-safe)."""
@@ -113,11 +106,7 @@ class PtyServer:
         self.model.save_flash(self.buses)
         for port in self._ports.values():
             port.close(remove_link=True)
-        for conn in list(self._buffers):
-            conn.close()
-        if self._listener is not None:
-            self._listener.close()
-        self.control_path.unlink(missing_ok=True)
+        self._control.close()
         self._selector.close()
 
     def run(self) -> None:
@@ -145,10 +134,8 @@ class PtyServer:
                 try:
                     if kind == "bus":
                         self._on_bus(name)
-                    elif kind == "listen":
-                        self._accept()
                     else:
-                        self._on_control(key.fileobj)  # type: ignore[arg-type]
+                        self._control.on_ready(key)
                 except Exception:
                     # An emulator bug must not silently take every port down: log it, keep serving.
                     logger.exception("virtual rig: error while serving %s %s", kind, name)
@@ -179,37 +166,6 @@ class PtyServer:
             heapq.heappush(self._heap, (emission.t_s, next(self._order), bus, emission.data))
         if model_bus.hung_up:
             self.hangup(bus)
-
-    def _accept(self) -> None:
-        if self._listener is None:
-            return
-        conn, _ = self._listener.accept()
-        conn.setblocking(True)
-        self._buffers[conn] = bytearray()
-        self._selector.register(conn, selectors.EVENT_READ, ("control", ""))
-
-    def _on_control(self, conn: socket.socket) -> None:
-        chunk = conn.recv(65536)
-        if not chunk:
-            self._selector.unregister(conn)
-            self._buffers.pop(conn, None)
-            conn.close()
-            return
-        buffer = self._buffers[conn]
-        buffer.extend(chunk)
-        while b"\n" in buffer:
-            line, _, rest = bytes(buffer).partition(b"\n")
-            buffer[:] = rest
-            try:
-                request = json.loads(line)
-                reply = self._handler.handle(request) if isinstance(request, dict) else None
-            except json.JSONDecodeError as e:
-                reply = {"ok": False, "error": f"not JSON: {e}"}
-            reply = reply or {"ok": False, "error": "a request is a JSON object with an 'op'"}
-            try:
-                conn.sendall(json.dumps(reply, default=str).encode() + b"\n")
-            except OSError:
-                logger.debug("control client went away before its reply")
 
 
 def self_test(ports: dict[str, str], timeout_s: float = _SELF_TEST_TIMEOUT_S) -> None:
