@@ -19,7 +19,7 @@ Pacing is reported per step: around each rig tick (the realistic loop; a tick th
 period costs both pacings alike) and around the busy-wait (the timer alone). Every pacing sees
 every step under the same load. The two implementations never talk to the buses at the same time,
 and the flush keeps one's late replies from answering the other's requests. The encoder is a child
-process (this file with `--encode-load`) encoding three 480x640 synthetic streams at 30 fps with
+process (benchmarks/encode_load.py) encoding three 480x640 synthetic streams at 30 fps with
 libsvtav1 (preset 12, crf 30, g 2), at normal priority: as root it runs without CAP_SYS_NICE, since
 SVT-AV1 otherwise makes its workers SCHED_FIFO 99 (see ../shared/notes/anchors-measured.md); the
 JSON records its threads' scheduling classes.
@@ -33,16 +33,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import json
 import math
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -52,8 +48,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from benchmarks.encode_load import encoder_process
+from benchmarks.proc_stats import Meter, child_pid, thread_classes
+from benchmarks.rig_loop_report import BUSY, LEROBOT, OURS, TARGETS, bus_table, machine_table, notes, pacing_table
 from robot.cameras.config import VirtualCameraConfig, VirtualView
-from robot.cameras.errors import CameraError
 from robot.cameras.factory import make_cameras
 from robot.cameras.virtual.joint_sources import fold_source
 from robot.config import BusConfig, CalibrationConfig, RigConfig
@@ -69,7 +67,6 @@ if TYPE_CHECKING:
 FPS = 30.0
 PERIOD_S = 1.0 / FPS
 RIG_ID = "bench"
-OURS, LEROBOT, BUSY = "ours", "lerobot", "busy"
 PACINGS = (OURS, LEROBOT)
 STEPS = (OURS, LEROBOT, BUSY)  # our rig's tick, LeRobot's bimanual tick, a fixed busy-wait
 BUSY_STEP_S = 0.004  # the busy-wait step: a constant amount of loop work, so only the pacing varies
@@ -83,12 +80,7 @@ CAMERAS = (  # name, view, phase offset (s): three free-running cameras a third 
 )
 DRAIN_S = 0.05  # pause between blocks before late replies are flushed, s
 SETTLE_S = {"idle": 1.0, "cameras": 1.0, "cameras+encode": 3.0}  # discarded ticks before measuring
-ENCODE_WIDTH, ENCODE_HEIGHT, ENCODE_STREAMS = 640, 480, 3
-ENCODE_OPTIONS = {"preset": "12", "crf": "30", "g": "2"}  # LeRobot's VideoEncoderConfig defaults
 QUIET_LOADAVG = 0.6  # --wait-quiet's threshold, as the anchors' runner used
-CAP_SYS_NICE, PR_CAPBSET_DROP = 23, 24
-SCHED_NAMES = {0: "TS", 1: "FF", 2: "RR", 3: "B", 5: "IDL", 6: "DLN"}
-TARGETS = {"rate_error_pct": 0.01, "p99_ms": {"idle": 0.3, "cameras": 2.0, "cameras+encode": 2.0}}
 BUS_ANCHOR_MS = {"median": 3.17, "p99": 7.0}  # issue 3 / anchors-measured.md A (prototype emulator)
 
 
@@ -287,189 +279,6 @@ def running_cameras() -> Iterator[dict[str, Camera]]:
         yield cameras
 
 
-def sys_nice_dropper() -> Callable[[], None]:
-    """A preexec_fn that drops CAP_SYS_NICE from the bounding set (libc is loaded here, before fork)."""
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-    def drop() -> None:
-        if prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, CAP_SYS_NICE) failed")
-
-    return drop
-
-
-@contextlib.contextmanager
-def encoder_process(work_dir: Path) -> Iterator[dict[str, Any]]:
-    """The encode load in a child process at normal priority; yields a dict filled in at the end."""
-    command = [sys.executable, "-m", "benchmarks.rig_loop", "--encode-load", str(work_dir)]
-    info: dict[str, Any] = {"euid": os.geteuid()}
-    preexec: Callable[[], None] | None = None
-    if os.geteuid() == 0 and shutil.which("setpriv"):
-        command = ["setpriv", "--bounding-set=-sys_nice", "--inh-caps=-sys_nice", "--", *command]
-        info["sys_nice_dropped_by"] = "setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice"
-    elif os.geteuid() == 0:
-        preexec = sys_nice_dropper()
-        info["sys_nice_dropped_by"] = "prctl(PR_CAPBSET_DROP, CAP_SYS_NICE) before exec"
-    repo = Path(__file__).resolve().parents[1]
-    with open(work_dir / "encoder.stderr", "wb") as stderr:
-        child = subprocess.Popen(
-            command, cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, preexec_fn=preexec
-        )
-    info["pid"] = child.pid
-    time.sleep(0.5)
-    if child.poll() is not None:
-        tail = (work_dir / "encoder.stderr").read_text(errors="replace")[-1500:]
-        raise RuntimeError(f"the encoder child exited at once (rc {child.returncode}): {tail}")
-    try:
-        yield info
-    finally:
-        try:
-            out, _ = child.communicate(timeout=20)  # closes its stdin: the child stops at end of input
-            info |= json.loads(out.decode().strip().splitlines()[-1])
-        except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
-            child.kill()
-            child.wait()
-            tail = (work_dir / "encoder.stderr").read_text(errors="replace")[-1500:]
-            info["error"] = f"the encoder child ended without a report (rc {child.returncode}): {tail}"
-
-
-def encode_load(work_dir: Path) -> None:
-    """Child: encode three synthetic 480x640 streams at 30 fps until stdin closes; print a JSON line."""
-    import av
-
-    stop = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
-    rng = np.random.default_rng(0)
-    y, x = np.mgrid[0:ENCODE_HEIGHT, 0:ENCODE_WIDTH]
-    base = np.stack([x * 255 // ENCODE_WIDTH, y * 255 // ENCODE_HEIGHT, (x + y) * 255 // 1120], axis=-1)
-    noisy = [  # per stream, 8 frames of gradient +-12 noise, cycled; a moving block on top
-        [np.clip(base + rng.integers(-12, 13, base.shape), 0, 255).astype(np.uint8) for _ in range(8)]
-        for _ in range(ENCODE_STREAMS)
-    ]
-    outputs = []
-    for index in range(ENCODE_STREAMS):
-        container = av.open(str(work_dir / f"stream{index}.mp4"), "w")
-        stream = container.add_stream("libsvtav1", rate=int(FPS), options=dict(ENCODE_OPTIONS))
-        stream.width, stream.height, stream.pix_fmt = ENCODE_WIDTH, ENCODE_HEIGHT, "yuv420p"
-        outputs.append((container, stream))
-    cpu_start, started = time.process_time(), time.monotonic()
-    anchor, k, frames, reanchors = started, 0, 0, 0
-    done_s: list[float] = []  # when each frame (all streams) was encoded: the parent's window fps
-    while not stop.is_set():
-        deadline = anchor + k * PERIOD_S
-        now = time.monotonic()
-        if now < deadline:
-            time.sleep(deadline - now)
-        elif now > deadline + PERIOD_S:  # fell behind a whole frame: re-anchor, no burst
-            anchor, k, reanchors = now, 0, reanchors + 1
-        for index, (container, stream) in enumerate(outputs):
-            image = noisy[index][frames % 8].copy()
-            top, left = (frames * 3) % (ENCODE_HEIGHT - 64), (frames * 5) % (ENCODE_WIDTH - 64)
-            image[top : top + 64, left : left + 64] = 255 - 60 * index
-            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
-            frame.pts = frames
-            container.mux(stream.encode(frame))
-        frames, k = frames + 1, k + 1
-        done_s.append(round(time.monotonic(), 4))
-    elapsed_s, cpu_s = time.monotonic() - started, time.process_time() - cpu_start
-    for container, stream in outputs:
-        container.mux(stream.encode(None))
-        container.close()
-    report = {"frames_per_stream": frames, "seconds": elapsed_s, "fps": frames / elapsed_s, "reanchors": reanchors}
-    report |= {"cpu_cores": cpu_s / elapsed_s, "frame_done_s": done_s}
-    print(json.dumps(report), flush=True)
-
-
-def thread_classes(pid: int) -> dict[str, int]:
-    """How many of a process's threads run under each scheduling policy (ps's CLS names)."""
-    counts: dict[str, int] = {}
-    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
-        with contextlib.suppress(OSError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            name = SCHED_NAMES.get(int(fields[38]), fields[38])
-            if name in ("FF", "RR"):
-                name += f"/{fields[37]}"  # with its real-time priority
-            counts[name] = counts.get(name, 0) + 1
-    return counts
-
-
-# --- machine bookkeeping ----------------------------------------------------------------
-
-
-def child_pid(needle: str) -> int | None:
-    """A child of this process whose command line contains `needle`."""
-    for children in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
-        for pid in children.read_text().split():
-            with contextlib.suppress(OSError):
-                if needle in Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " "):
-                    return int(pid)
-    return None
-
-
-def process_cpu_s(pid: int | None) -> float:
-    """User + system CPU seconds of a process so far (NaN if it is gone)."""
-    if pid is None:
-        return math.nan
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return math.nan
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_jiffies() -> list[int]:
-    """The machine's aggregate /proc/stat cpu line."""
-    return [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-
-
-@dataclass
-class Meter:
-    """Machine state over one condition."""
-
-    pids: dict[str, int | None]
-    cameras: dict[str, Camera]
-    started_s: float = field(default_factory=time.monotonic)
-    loadavg_before: tuple[float, ...] = field(default_factory=os.getloadavg)
-    jiffies: list[int] = field(default_factory=cpu_jiffies)
-    cpu_s: dict[str, float] = field(default_factory=dict)
-    sequences: dict[str, int] = field(default_factory=dict)
-    ended_s: float = math.nan
-
-    def __post_init__(self) -> None:
-        self.cpu_s = {name: process_cpu_s(pid) for name, pid in self.pids.items()}
-        self.sequences = {name: camera.latest().sequence for name, camera in self.cameras.items()}
-
-    def _delivered(self, camera: Any, name: str) -> float:
-        """Frames `camera` delivered since start; NaN if it went stale (starved of CPU) meanwhile."""
-        try:
-            return camera.frames()[-1].sequence - self.sequences[name]
-        except CameraError:
-            return math.nan
-
-    def finish(self) -> dict[str, Any]:
-        self.ended_s = time.monotonic()
-        elapsed_s = self.ended_s - self.started_s
-        jiffies = [b - a for a, b in zip(self.jiffies, cpu_jiffies(), strict=True)]
-        total = max(1, sum(jiffies[:8]))  # user nice system idle iowait irq softirq steal
-        cores = {name: (process_cpu_s(pid) - self.cpu_s[name]) / elapsed_s for name, pid in self.pids.items()}
-        fps = {name: self._delivered(c, name) / elapsed_s for name, c in self.cameras.items()}
-        busy = 1 - (jiffies[3] + jiffies[4]) / total
-        ours = sum(v for v in cores.values() if not math.isnan(v))
-        return {
-            "started_s": self.started_s,
-            "ended_s": self.ended_s,
-            "seconds": elapsed_s,
-            "loadavg_before": self.loadavg_before,
-            "loadavg_after": os.getloadavg(),
-            "machine_busy_pct": 100 * busy,
-            # CPU used by everything else on the machine (other users, kernel workers), cores
-            "other_cores": busy * (os.cpu_count() or 1) - ours,
-            "steal_pct": 100 * jiffies[7] / total,
-            "cpu_cores": cores,
-            "camera_slots_per_s": fps,
-        }
-
-
 # --- statistics -------------------------------------------------------------------------
 
 
@@ -565,100 +374,6 @@ def run_all(root: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     return results
 
 
-# --- output -----------------------------------------------------------------------------
-
-
-def pacing_table(results: list[dict[str, Any]]) -> str:
-    head = "| condition | loop step | pacing | periods | achieved Hz | rate error %"
-    head += " | abs(period − 33.33 ms) p50 / p99 / max ms | > 1.1× % | > 1.5× | < 0.9× | target: rate / p99 | met |"
-    lines = [head, "|" + "---|" * 12]
-    for r in results:
-        target_p99 = TARGETS["p99_ms"][r["condition"]]
-        for group, by_pacing in r["pacing"].items():
-            for pacing, label in ((OURS, "ours (LoopTimer)"), (LEROBOT, "LeRobot (relative)")):
-                s = by_pacing[pacing]
-                met = abs(s["rate_error_pct"]) <= TARGETS["rate_error_pct"] and s["abs_dev_p99_ms"] <= target_p99
-                cells = [
-                    r["condition"],
-                    group,
-                    label,
-                    s["periods"],
-                    f"{s['achieved_hz']:.3f}",
-                    f"{s['rate_error_pct']:+.3f}",
-                    f"{s['abs_dev_p50_ms']:.3f} / {s['abs_dev_p99_ms']:.2f} / {s['abs_dev_max_ms']:.2f}",
-                    f"{s['over_1.1x_pct']:.1f}",
-                    s["over_1.5x"],
-                    s["under_0.9x"],
-                    f"≤ {TARGETS['rate_error_pct']} % / ≤ {target_p99} ms",
-                    "yes" if met else "no",
-                ]
-                lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines)
-
-
-def bus_table(results: list[dict[str, Any]]) -> str:
-    head = "| condition | step | ticks | fails | median ms | p90 ms | p99 ms | max ms | mean ms"
-    head += " | LeRobot ÷ ours (median / p99) |"
-    lines = [head, "|" + "---|" * 10]
-    for r in results:
-        ours, stock = r["step"][OURS], r["step"][LEROBOT]
-        for impl, label in ((OURS, "ours: observe + act"), (LEROBOT, "LeRobot: get_action + send + get_obs")):
-            s = r["step"][impl]
-            ratio = f"{stock['p50_ms'] / ours['p50_ms']:.2f} / {stock['p99_ms'] / ours['p99_ms']:.2f}"
-            cells = [r["condition"], label, s["ticks"], s["failures"]]
-            cells += [f"{s[k]:.2f}" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms", "mean_ms")]
-            cells.append(ratio if impl == OURS else "")
-            lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines)
-
-
-def machine_table(results: list[dict[str, Any]]) -> str:
-    head = "| condition | loadavg before → after | busy % | steal % | CPU cores: this process / emulator / encoder"
-    head += " | other processes, cores | camera frames/s | encoder fps, threads by class |"
-    lines = [head, "|" + "---|" * 8]
-    for r in results:
-        m = r["machine"]
-        before, after = (" ".join(f"{v:.2f}" for v in m[k]) for k in ("loadavg_before", "loadavg_after"))
-        cores = " / ".join(f"{m['cpu_cores'].get(k, math.nan):.2f}" for k in ("this_process", "emulator", "encoder"))
-        cams = ", ".join(f"{v:.1f}" for v in m["camera_slots_per_s"].values()) or "-"
-        encoder = "-"
-        if "encoder" in r:
-            classes = ", ".join(f"{n} {c}" for n, c in r["encoder_thread_classes"].items())
-            encoder = f"{r['encoder'].get('fps_while_measuring', math.nan):.2f}, {classes}"
-        cells = [r["condition"], f"{before} → {after}", f"{m['machine_busy_pct']:.0f}", f"{m['steal_pct']:.2f}"]
-        cells += [cores.replace("nan", "-"), f"{m['other_cores']:.2f}", cams, encoder]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def notes(results: list[dict[str, Any]]) -> str:
-    lines = []
-    for r in results:
-        ours = r["step"][OURS]
-        timer = "; ".join(
-            f"{group}: {p['loop_timer_overruns']} overruns, {p['loop_timer_skipped']} skipped deadlines,"
-            f" steady rate error {p['steady_rate_error_pct']:+.4f} %"
-            for group, p in ((g, by_pacing[OURS]) for g, by_pacing in r["pacing"].items())
-        )
-        lines.append(
-            f"- {r['condition']}: our observe() reads all four arms in median {ours['read_p50_ms']:.2f} ms,"
-            f" p99 {ours['read_p99_ms']:.2f} ms. LoopTimer with {timer}."
-            f" Late reply bytes flushed between blocks: {r['stale_bytes_flushed_between_blocks']}."
-        )
-        for impl in (OURS, LEROBOT):
-            errors = r["step"][impl]["errors"]
-            if errors:
-                lines.append(f"  - {impl} failures ({r['step'][impl]['failures']}), first: {errors[0][:240]}")
-        if "error" in r.get("encoder", {}):
-            lines.append(f"  - encoder: {r['encoder']['error']}")
-    lines.append(
-        "- steady rate error: LoopTimer's rate from each block's second tick to its last; the table's rate also"
-        " charges one wake-up delay per block (the first tick of a block is due at once, its end is as late as"
-        " any wake-up), an artifact of alternating blocks."
-    )
-    return "\n".join(lines)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=72.0, help="measured seconds per condition (default 72)")
@@ -668,7 +383,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--wait-quiet", type=float, default=0.0, help="first wait up to this many s for a 1-min load average < 0.6"
     )
-    parser.add_argument("--encode-load", type=Path, help=argparse.SUPPRESS)  # the encoder child
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.block_s = 6.0, 1.0
@@ -680,9 +394,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     """Run the three conditions, print the tables, write the JSON."""
     args = parse_args(argv)
-    if args.encode_load is not None:
-        encode_load(args.encode_load)
-        return
     out = args.out.resolve()
     wait_until = time.monotonic() + args.wait_quiet
     while os.getloadavg()[0] >= QUIET_LOADAVG and time.monotonic() < wait_until:
