@@ -24,9 +24,11 @@ demo: $(STAMP)
 	$(VENV)/bin/so101-demo
 
 test: $(STAMP)
+	.ci/install_chromium.sh
 	$(PY) -m pytest
 
 test-fast: $(STAMP)
+	.ci/install_chromium.sh
 	$(PY) -m pytest -m "not slow and not hardware"
 
 lint: $(STAMP)

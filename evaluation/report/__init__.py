@@ -1,0 +1,1 @@
+"""so101-report: policy comparison statistics, plots and pages."""

@@ -1,0 +1,1 @@
+"""Inference engines behind `policies.engine.InferenceEngine`: sync, async, RTC, ensemble, remote."""

@@ -1,0 +1,33 @@
+"""Errors of the policy layer. Each says what failed and what to do next.
+
+PolicyError
+├── CheckpointError        a checkpoint directory or hub id cannot be loaded
+├── ContractError          the checkpoint's inputs or outputs do not fit the rig (raised before weights load)
+├── InferenceError         the policy failed while running
+│   └── NonFiniteActionError   a NaN or inf in a post-processed action: it never reaches the bus
+└── RemotePolicyError      the remote policy server cannot be reached or answers wrongly
+"""
+
+
+class PolicyError(Exception):
+    """Base of every error raised by `policies`."""
+
+
+class CheckpointError(PolicyError):
+    """A checkpoint cannot be found or loaded."""
+
+
+class ContractError(PolicyError, ValueError):
+    """The checkpoint's input/output contract differs from the rig's."""
+
+
+class InferenceError(PolicyError):
+    """The policy failed while producing actions."""
+
+
+class NonFiniteActionError(InferenceError):
+    """A policy produced NaN or inf; the episode stops safely and nothing is sent."""
+
+
+class RemotePolicyError(PolicyError, ConnectionError):
+    """The remote policy server is unreachable or replied with something unusable."""

@@ -1,0 +1,1 @@
+"""Test support that ships with the package: tiny ACT and SmolVLA checkpoints built offline."""
