@@ -11,7 +11,7 @@ The action recorded is the goal the followers were actually sent, after the safe
 what the arms were asked to do at that moment, so that is what a policy should learn to ask for.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import numpy as np
@@ -63,9 +63,17 @@ def timing_facts(step: Step) -> dict[str, float]:
 class EpisodeRecorder:
     """Feeds one episode's steps to a sink and keeps the log its quality card is made from."""
 
-    def __init__(self, sink: FrameSink, cameras: Mapping[str, Camera]) -> None:
+    def __init__(
+        self,
+        sink: FrameSink,
+        cameras: Mapping[str, Camera],
+        step_facts: Callable[[Step], Mapping[str, float]] | None = None,
+    ) -> None:
         self.sink = sink
         self.cameras = cameras
+        # Facts the action source adds per frame (a policy's chunk id, latency, starved tick): kept beside
+        # the dataset with the timing facts, never fed to a policy.
+        self.step_facts = step_facts
         self.camera_names = tuple(cameras)
         self.log = EpisodeLog()
         self._last_sequence: dict[str, int] = {}
@@ -87,6 +95,8 @@ class EpisodeRecorder:
         # The rig's own log of the frame, kept beside the dataset: what was read and what was sent.
         facts.update({f"state.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, state, strict=True)})
         facts.update({f"action.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, action, strict=True)})
+        if self.step_facts is not None:
+            facts.update(self.step_facts(step))
         if not self.sink.add_frame(state, action, images, facts):
             self.log.writer_dropped += 1
         log = self.log

@@ -99,6 +99,7 @@ class RecordingSession:
         on_card: Callable[[QualityCard], None] = lambda card: None,
         on_event: Callable[[str], None] = lambda text: None,
         stop_loop: Callable[[], None] = lambda: None,
+        step_facts: Callable[[Step], Mapping[str, float]] | None = None,
     ) -> None:
         self.rig = rig
         self.writer = writer
@@ -111,6 +112,7 @@ class RecordingSession:
         self.on_card = on_card
         self.on_event = on_event
         self.stop_loop = stop_loop
+        self.step_facts = step_facts
         self.phase = Phase.READY
         self.paused = False
         self.recorded = 0  # episodes kept in this run
@@ -182,7 +184,7 @@ class RecordingSession:
         if self._save is not None and self._save.is_alive():
             return  # the previous episode is still being made durable
         self.episode_index = self.writer.begin_episode(self.config.task)
-        self._recorder = EpisodeRecorder(self.writer, self.rig.cameras)
+        self._recorder = EpisodeRecorder(self.writer, self.rig.cameras, self.step_facts)
         self._recorded_s = 0.0
         self._events_mark = len(self.rig.counters.events)
         if self.rig.sync is not None:
