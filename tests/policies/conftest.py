@@ -1,0 +1,43 @@
+"""Fixtures of the policy tests: tiny ACT and SmolVLA checkpoints, written once per session.
+
+Both are saved exactly like `lerobot-train` checkpoints (config.json, model.safetensors, processor
+files) for the rig the tests use: cameras left_wrist, right_wrist, overhead at 96x128 and the 12
+bimanual joints (`policies.testing.tiny_policies.TEST_CAMERAS`, `robot.joints.BIMANUAL_KEYS`).
+They are read-only: a test that needs to damage or change one copies it first (`copy_checkpoint`).
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from policies.testing.tiny_policies import write_tiny_act, write_tiny_smolvla, write_tiny_vlm
+
+TINY_ACT_CHUNK = 10  # actions per chunk of `tiny_act_dir`
+TINY_SMOLVLA_CHUNK = 50  # actions per chunk of `tiny_smolvla_dir`
+
+
+@pytest.fixture(scope="session")
+def tiny_vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny SmolVLM config + tokenizer directory (what `vlm_model_name` points at)."""
+    return write_tiny_vlm(tmp_path_factory.mktemp("tiny_vlm") / "vlm")
+
+
+@pytest.fixture(scope="session")
+def tiny_act_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny ACT checkpoint: 3 cameras 96x128, 12 joints, chunk 10, random weights (seed 0)."""
+    return write_tiny_act(tmp_path_factory.mktemp("tiny_act") / "checkpoint", chunk_size=TINY_ACT_CHUNK)
+
+
+@pytest.fixture(scope="session")
+def tiny_smolvla_dir(tmp_path_factory: pytest.TempPathFactory, tiny_vlm_dir: Path) -> Path:
+    """A tiny SmolVLA checkpoint: 3 cameras 96x128, 12 joints, chunk 50, RTC off, random weights (seed 0)."""
+    return write_tiny_smolvla(
+        tmp_path_factory.mktemp("tiny_smolvla") / "checkpoint", vlm_dir=tiny_vlm_dir, chunk_size=TINY_SMOLVLA_CHUNK
+    )
+
+
+def copy_checkpoint(source: Path, destination: Path) -> Path:
+    """A private copy of a session checkpoint that a test may modify."""
+    shutil.copytree(source, destination)
+    return destination
