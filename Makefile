@@ -36,10 +36,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 bench: $(STAMP)
-	$(PY) -m benchmarks.bus_cycle
-	$(PY) -m benchmarks.rig_loop
-	$(PY) -m benchmarks.camera_skew
-	$(PY) -m benchmarks.judge_bench
+	$(PY) -m benchmarks.run_all
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
