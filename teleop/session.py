@@ -147,11 +147,18 @@ class RecordingSession:
                 self._record(step)
                 if self._recorder is not None and len(self._recorder.log.starts_s) >= self._episode_frames:
                     self._end_episode(now, keep=True)
-        elif self.phase in (Phase.READY, Phase.RESET):
-            waited = now - self._phase_since
-            due = not self.config.start_on_gesture and (self.phase is Phase.READY or waited >= self.config.reset_s)
-            if (due or squeezed) and self.engaged():
-                self._try_start(now)
+        elif self.phase in (Phase.READY, Phase.RESET) and (self.start_due(now) or squeezed) and self.engaged():
+            self._try_start(now)
+
+    def start_due(self, now: float) -> bool:
+        """Whether the next episode is due to start (the reset time is up; not waiting for a gesture)."""
+        if self.phase not in (Phase.READY, Phase.RESET) or self.config.start_on_gesture:
+            return False
+        return self.phase is Phase.READY or now - self._phase_since >= self.config.reset_s
+
+    def in_progress(self, now: float) -> bool:
+        """Whether an episode is recording or due to start: an autonomous source should be in charge."""
+        return self.phase is Phase.RECORDING or self.start_due(now)
 
     def _on_key(self, key: Key, now: float) -> None:
         match key:

@@ -1,0 +1,85 @@
+"""Rollout episodes: the policy drives the arms while an episode records; between episodes the arms hold.
+
+    phase      READY / RESET ───────── start due ──────────> RECORDING ──── end, stop, e-stop ───> RESET
+    arms       hold the pose          policy warms up         policy acts, every tick recorded      hold
+    engine     idle                   first chunk computing    chunks flow                           reset
+
+An episode starts recording only once the policy has produced its first action ("engaged"), so the
+first chunk's latency is never recorded as starved ticks of the episode; the time it took is still
+in the facts (`inference.first_action_s`). While the policy is not in charge the followers hold the
+pose they had when it stopped (never a jump), and the engine is reset so the next episode starts
+from a fresh observation.
+"""
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from robot.control_loop import Step
+from robot.loop_timer import Tick
+from robot.rig import Observation
+
+
+class PolicyDriver(Protocol):
+    """A policy as an action source that can be restarted and reports per-tick facts."""
+
+    def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
+        """The goal for this tick (the policy's, or a hold when it starved)."""
+        ...
+
+    def reset(self) -> None:
+        """Forget queued actions and state: the next call starts a new episode."""
+        ...
+
+    @property
+    def has_acted(self) -> bool:
+        """Whether the policy produced at least one action since the last reset."""
+        ...
+
+    def facts(self) -> Mapping[str, float]:
+        """Inference facts of the last tick (chunk id, latency, queue depth, starved)."""
+        ...
+
+
+class RolloutSource:
+    """Hands control to the policy while an episode is due or running, holds otherwise."""
+
+    def __init__(self, driver: PolicyDriver, in_charge: Callable[[float], bool]) -> None:
+        """`in_charge(now_s)`: whether the session is recording or about to start an episode."""
+        self.driver = driver
+        self.in_charge = in_charge
+        self._hold: dict[str, float] | None = None
+        self._was_in_charge = False
+        self._warmup_started_s: float | None = None
+        self.first_action_s: float | None = None  # how long the last episode waited for its first action
+
+    @property
+    def engaged(self) -> bool:
+        """Whether the policy is driving (the session may start recording)."""
+        return self._was_in_charge and self.driver.has_acted
+
+    def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
+        """The policy's goal while it is in charge; the held pose otherwise."""
+        if self.in_charge(tick.start_s):
+            if not self._was_in_charge:
+                self.driver.reset()
+                self._was_in_charge = True
+                self._warmup_started_s = tick.start_s
+                self.first_action_s = None
+            goal = self.driver.action(observation, tick)
+            if self.first_action_s is None and self.driver.has_acted and self._warmup_started_s is not None:
+                self.first_action_s = tick.start_s - self._warmup_started_s
+            self._hold = dict(goal)
+            return goal
+        if self._was_in_charge:
+            self.driver.reset()
+            self._was_in_charge = False
+        if self._hold is None:
+            self._hold = observation.state()
+        return self._hold
+
+    def step_facts(self, step: Step) -> Mapping[str, float]:
+        """Per-frame facts for the evaluation dataset's sidecar (never features)."""
+        facts = {f"inference.{key}": float(value) for key, value in self.driver.facts().items()}
+        facts["inference.first_action_s"] = float("nan") if self.first_action_s is None else self.first_action_s
+        facts.update({f"policy.{key}": float(value) for key, value in step.requested.items()})
+        return facts
