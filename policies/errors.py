@@ -2,6 +2,7 @@
 
 PolicyError
 ├── CheckpointError        a checkpoint directory or hub id cannot be loaded
+├── DeviceError            the requested torch device (cuda, mps) is not available here
 ├── ContractError          the checkpoint's inputs or outputs do not fit the rig (raised before weights load)
 ├── InferenceError         the policy failed while running
 │   └── NonFiniteActionError   a NaN or inf in a post-processed action: it never reaches the bus
@@ -15,6 +16,10 @@ class PolicyError(Exception):
 
 class CheckpointError(PolicyError):
     """A checkpoint cannot be found or loaded."""
+
+
+class DeviceError(PolicyError):
+    """The requested compute device does not exist on this machine."""
 
 
 class ContractError(PolicyError, ValueError):

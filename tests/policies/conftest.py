@@ -7,11 +7,20 @@ They are read-only: a test that needs to damage or change one copies it first (`
 """
 
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from policies.testing.tiny_policies import write_tiny_act, write_tiny_smolvla, write_tiny_vlm
+from policies.engine import PolicyInput
+from policies.testing.tiny_policies import (
+    TEST_CAMERAS,
+    CameraShape,
+    write_tiny_act,
+    write_tiny_smolvla,
+    write_tiny_vlm,
+)
 
 TINY_ACT_CHUNK = 10  # actions per chunk of `tiny_act_dir`
 TINY_SMOLVLA_CHUNK = 50  # actions per chunk of `tiny_smolvla_dir`
@@ -41,3 +50,16 @@ def copy_checkpoint(source: Path, destination: Path) -> Path:
     """A private copy of a session checkpoint that a test may modify."""
     shutil.copytree(source, destination)
     return destination
+
+
+@pytest.fixture
+def make_input() -> Callable[..., PolicyInput]:
+    """`make(seed=0, cameras=TEST_CAMERAS, task=...)`: a PolicyInput with random joints and frames."""
+
+    def make(seed: int = 0, cameras: Sequence[CameraShape] = TEST_CAMERAS, task: str = "Fold the cloth") -> PolicyInput:
+        rng = np.random.default_rng(seed)
+        state = np.concatenate([rng.normal(0, 20, 5), rng.uniform(0, 100, 1)] * 2).astype(np.float32)
+        images = {name: rng.integers(0, 256, (height, width, 3), dtype=np.uint8) for name, height, width in cameras}
+        return PolicyInput(state=state, images=images, task=task, time_s=0.0)
+
+    return make

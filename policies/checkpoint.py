@@ -1,0 +1,335 @@
+"""Load an ACT or SmolVLA checkpoint in two steps, so the rig contract is checked before any weights load.
+
+    read_checkpoint(source)   config.json + processor files only  ->  Checkpoint (features, chunk size)
+          │                                                            │
+          │                         policies.contract.check_contract(checkpoint.features, rig, rename_map)
+          ▼
+    load_policy(checkpoint, device="auto")   model.safetensors + LeRobot's pre/post-processors  ->  LoadedPolicy
+
+A source is a local directory as `lerobot-train` writes it (`.../checkpoints/last/pretrained_model`,
+or its parent `last`) or a hub id (`owner/name`, only when online or already in the HF cache).
+Every missing or unreadable file is named in a `CheckpointError` with the next step.
+
+SmolVLA also needs its vision-language model's config and tokenizer (`vlm_model_name`, by default
+the hub id `HuggingFaceTB/SmolVLM2-500M-Video-Instruct`). Offline, keep a local copy of those files
+(config, processor and tokenizer, about 4 MB; no weights) and pass it as `vlm_model_name`.
+
+In a command:
+
+    checkpoint = read_checkpoint(CheckpointSource("outputs/train/act_fold/checkpoints/last/pretrained_model"))
+    check_contract(checkpoint.features, RigSpec.from_rig_config(rig_config))
+    loaded = load_policy(checkpoint, device="auto")
+"""
+
+import json
+import logging
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import torch
+
+from policies.contract import PolicyFeatures, features_from_config
+from policies.device import select_device
+from policies.errors import CheckpointError
+
+logger = logging.getLogger(__name__)
+
+SUPPORTED_TYPES = ("act", "smolvla")
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+PREPROCESSOR_FILE = "policy_preprocessor.json"
+POSTPROCESSOR_FILE = "policy_postprocessor.json"
+TRAIN_CONFIG_FILE = "train_config.json"  # written by lerobot-train next to the weights; optional
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_HUB_PROBE_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class CheckpointSource:
+    """Where a policy comes from, as the user gives it."""
+
+    path: str  # a local checkpoint directory, or a hub id such as "lerobot/smolvla_base" (online or cached)
+    revision: str | None = None  # hub branch, tag or commit; None = main (ignored for local directories)
+    # SmolVLA only: a local directory with the VLM's config, processor and tokenizer files, replacing
+    # the checkpoint's `vlm_model_name` (needed offline when that is a hub id not in the HF cache).
+    vlm_model_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint whose config and processors were read; no weights loaded yet."""
+
+    source: CheckpointSource  # what the user asked for
+    directory: Path  # local folder holding the files (a hub snapshot folder for hub ids)
+    hub_revision: str | None  # the hub commit the files come from; None for local directories
+    config: Any  # lerobot PreTrainedConfig (ACTConfig or SmolVLAConfig), overrides applied
+    features: PolicyFeatures  # what the policy consumes and produces, for the contract check
+    preprocessor_overrides: dict[str, dict[str, Any]]  # LeRobot step overrides applied at load
+
+
+@dataclass(frozen=True)
+class LoadedPolicy:
+    """A policy with its weights and LeRobot processors, ready to run on `device`."""
+
+    checkpoint: Checkpoint
+    policy: Any  # lerobot PreTrainedPolicy in eval mode
+    preprocessor: Any  # PolicyProcessorPipeline: observation batch -> model inputs on `device`
+    postprocessor: Any  # PolicyProcessorPipeline: model actions -> rig units on the CPU
+    device: torch.device
+
+
+def read_checkpoint(source: CheckpointSource | str) -> Checkpoint:
+    """Read a checkpoint's config and processor files (fetching only those from the hub); no weights.
+
+    Raises:
+        CheckpointError: a file is missing or unreadable, the policy type is not ACT or SmolVLA, or a
+            hub id cannot be fetched (offline, unreachable, unknown).
+    """
+    if isinstance(source, str):
+        source = CheckpointSource(path=source)
+    directory, revision = _locate(source)
+    _require_files(directory, (CONFIG_FILE, PREPROCESSOR_FILE, POSTPROCESSOR_FILE), source)
+    raw = _read_json(directory / CONFIG_FILE)
+    policy_type = raw.get("type") if isinstance(raw, dict) else None
+    if policy_type not in SUPPORTED_TYPES:
+        raise CheckpointError(
+            f"{directory / CONFIG_FILE}: policy type {policy_type!r} is not supported;"
+            f" so101-deploy runs {' and '.join(SUPPORTED_TYPES)} checkpoints"
+        )
+    config = _parse_config(directory)
+    preprocessor_spec = _read_json(directory / PREPROCESSOR_FILE)
+    postprocessor_spec = _read_json(directory / POSTPROCESSOR_FILE)
+    if revision is None:
+        _require_files(directory, (WEIGHTS_FILE, *_state_files(preprocessor_spec, postprocessor_spec)), source)
+    overrides: dict[str, dict[str, Any]] = {}
+    if policy_type == "smolvla":
+        vlm = _resolve_vlm(config.vlm_model_name, source.vlm_model_name, directory)
+        config.vlm_model_name = vlm
+        if source.vlm_model_name is not None:
+            overrides["tokenizer_processor"] = {"tokenizer_name": vlm}
+    features = features_from_config(config, preprocessor_spec, _dataset_names(directory))
+    return Checkpoint(source, directory, revision, config, features, overrides)
+
+
+def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
+    """Load the weights and LeRobot's pre/post-processors of a read checkpoint onto `device`.
+
+    Raises:
+        DeviceError: the device is not available here.
+        CheckpointError: the weights or processor state cannot be read or do not fit the config.
+    """
+    from lerobot.policies import get_policy_class, make_pre_post_processors
+    from safetensors.torch import load_model
+
+    torch_device = select_device(device)
+    directory = checkpoint.directory
+    if checkpoint.hub_revision is not None:
+        _fetch_rest(checkpoint)
+    config = checkpoint.config
+    config.device = str(torch_device)
+    weights = directory / WEIGHTS_FILE
+    try:
+        policy = get_policy_class(config.type)(config)
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"{directory / CONFIG_FILE}: the {config.type} model cannot be built: {error}") from error
+    try:
+        missing, unexpected = load_model(policy, str(weights), strict=False, device=str(torch_device))
+    except Exception as error:  # safetensors raises its own error types for damaged files
+        raise CheckpointError(
+            f"{weights} cannot be loaded into the {config.type} model of {CONFIG_FILE} ({type(error).__name__}:"
+            f" {str(error)[:300]}); the file is damaged or from another model: re-copy or re-download the checkpoint"
+        ) from error
+    if missing:
+        raise CheckpointError(
+            f"{weights} does not match {CONFIG_FILE}: {len(missing)} weights are missing (e.g. {sorted(missing)[:3]});"
+            " the file belongs to another model or training run"
+        )
+    if unexpected:
+        logger.warning(
+            "%s holds %d weights the model does not use (e.g. %s)", weights, len(unexpected), sorted(unexpected)[:3]
+        )
+    policy.to(torch_device)
+    policy.eval()
+    overrides = {**checkpoint.preprocessor_overrides, "device_processor": {"device": str(torch_device)}}
+    try:
+        preprocessor, postprocessor = make_pre_post_processors(
+            config, pretrained_path=str(directory), preprocessor_overrides=overrides
+        )
+    except Exception as error:  # LeRobot raises many kinds for bad processor files
+        raise CheckpointError(
+            f"the processors in {directory} ({PREPROCESSOR_FILE}, {POSTPROCESSOR_FILE} and their .safetensors)"
+            f" cannot be loaded: {type(error).__name__}: {error}"
+        ) from error
+    return LoadedPolicy(checkpoint, policy, preprocessor, postprocessor, torch_device)
+
+
+def _locate(source: CheckpointSource) -> tuple[Path, str | None]:
+    """The local folder of the files, and the hub commit (None for local directories)."""
+    path = Path(source.path).expanduser()
+    if path.is_dir():
+        if not (path / CONFIG_FILE).is_file() and (path / "pretrained_model" / CONFIG_FILE).is_file():
+            logger.info("using %s", path / "pretrained_model")
+            return path / "pretrained_model", None
+        return path, None
+    if path.exists():
+        raise CheckpointError(f"{path} is a file; pass the checkpoint directory that holds {CONFIG_FILE}")
+    if not _HUB_ID.match(source.path) or source.path.startswith((".", "/", "~")):
+        raise CheckpointError(f"checkpoint directory {path} does not exist; pass a directory holding {CONFIG_FILE}")
+    config_path = _hub_file(source.path, CONFIG_FILE, source.revision)
+    revision = config_path.parent.name  # snapshots/<commit>/config.json: pin the rest to that commit
+    for name in (PREPROCESSOR_FILE, POSTPROCESSOR_FILE):
+        _hub_file(source.path, name, revision)
+    return config_path.parent, revision
+
+
+def _hub_file(repo_id: str, filename: str, revision: str | None) -> Path:
+    """One file of a hub model repo, from the HF cache or (online) the hub."""
+    from huggingface_hub import constants, hf_hub_download, is_offline_mode
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
+
+    offline = is_offline_mode()
+    if not offline:
+        _probe_hub(constants.ENDPOINT, repo_id)
+    try:
+        return Path(hf_hub_download(repo_id, filename, revision=revision, local_files_only=offline))
+    except LocalEntryNotFoundError as error:
+        raise CheckpointError(
+            f"{repo_id!r} is not a local directory, and the hub is offline (HF_HUB_OFFLINE=1) with no cached"
+            f" {filename} for it; on a connected machine run `hf download {repo_id} --local-dir <dir>`, copy"
+            " <dir> here and pass it as the policy path (or go online and unset HF_HUB_OFFLINE)"
+        ) from error
+    except RepositoryNotFoundError as error:
+        raise CheckpointError(
+            f"hub repo {repo_id!r} does not exist or is private (log in with `hf auth login`)"
+        ) from error
+    except EntryNotFoundError as error:
+        raise CheckpointError(
+            f"hub repo {repo_id!r} has no {filename}: it is not a LeRobot policy checkpoint"
+        ) from error
+    except OSError as error:
+        raise CheckpointError(f"downloading {filename} of {repo_id!r} failed: {error}") from error
+
+
+def _probe_hub(endpoint: str, repo_id: str) -> None:
+    """Fail in seconds, not after minutes of retries, when the hub cannot be reached."""
+    url = urlparse(endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname or "", port), timeout=_HUB_PROBE_TIMEOUT_S).close()
+    except OSError as error:
+        raise CheckpointError(
+            f"{repo_id!r} is not a local directory and the hub ({endpoint}) cannot be reached ({error});"
+            f" download it where there is a network (`hf download {repo_id} --local-dir <dir>`) and pass <dir>"
+        ) from error
+
+
+def _fetch_rest(checkpoint: Checkpoint) -> None:
+    """Weights and processor state of a hub checkpoint, after its contract was checked."""
+    spec = [_read_json(checkpoint.directory / name) for name in (PREPROCESSOR_FILE, POSTPROCESSOR_FILE)]
+    for name in (WEIGHTS_FILE, *_state_files(*spec)):
+        _hub_file(checkpoint.source.path, name, checkpoint.hub_revision)
+
+
+def _require_files(directory: Path, names: tuple[str, ...], source: CheckpointSource) -> None:
+    missing = [name for name in names if not (directory / name).is_file()]
+    if missing:
+        raise CheckpointError(
+            f"checkpoint {directory} lacks {', '.join(missing)}; a LeRobot checkpoint directory holds {CONFIG_FILE},"
+            f" {WEIGHTS_FILE} and the policy_preprocessor/postprocessor files (lerobot-train writes them to"
+            " checkpoints/<step>/pretrained_model)"
+            + ("" if directory == Path(source.path).expanduser() else f" (from {source.path!r})")
+        )
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except OSError as error:
+        raise CheckpointError(f"{path} cannot be read: {error}") from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"{path} is not valid JSON ({error}); re-copy or re-download the checkpoint") from error
+
+
+def _state_files(*specs: Any) -> list[str]:
+    """The .safetensors state files the processor JSON files refer to."""
+    names = []
+    for spec in specs:
+        steps = spec.get("steps") if isinstance(spec, dict) else None
+        if not isinstance(steps, list):
+            raise CheckpointError(f"a processor file has no 'steps' list: {str(spec)[:120]}")
+        names.extend(step["state_file"] for step in steps if isinstance(step, dict) and step.get("state_file"))
+    return names
+
+
+def _parse_config(directory: Path) -> Any:
+    """The LeRobot config, parsed as LeRobot parses it (without its device fallback warning)."""
+    from lerobot.configs import PreTrainedConfig
+
+    quiet = logging.getLogger("lerobot.configs.policies")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "Device 'cuda' is not available. Switching ...": we choose the device later
+    try:
+        return PreTrainedConfig.from_pretrained(directory)
+    except Exception as error:  # draccus raises its own parsing errors
+        raise CheckpointError(f"{directory / CONFIG_FILE} cannot be parsed: {type(error).__name__}: {error}") from error
+    finally:
+        quiet.setLevel(level)
+
+
+def _resolve_vlm(saved: str, override: str | None, directory: Path) -> str:
+    """The VLM config/tokenizer location SmolVLA will load, checked to be reachable from here."""
+    if override is not None:
+        path = Path(override).expanduser()
+        missing = [name for name in (CONFIG_FILE, "tokenizer_config.json") if not (path / name).is_file()]
+        if missing:
+            raise CheckpointError(
+                f"vlm_model_name={override!r} must be a directory holding the VLM's config, processor and tokenizer"
+                f" files; it lacks {', '.join(missing)}"
+            )
+        return str(path.resolve())
+    if Path(saved).is_dir():
+        return saved
+    if Path(saved).is_absolute() or not _HUB_ID.match(saved):
+        raise CheckpointError(
+            f"{directory / CONFIG_FILE}: vlm_model_name {saved!r} is not a directory on this machine;"
+            " pass vlm_model_name=<dir> holding the VLM's config, processor and tokenizer files"
+        )
+    from huggingface_hub import hf_hub_download, is_offline_mode
+
+    if is_offline_mode():
+        try:
+            hf_hub_download(saved, "tokenizer_config.json", local_files_only=True)
+            hf_hub_download(saved, CONFIG_FILE, local_files_only=True)
+        except (OSError, ValueError) as error:
+            raise CheckpointError(
+                f"SmolVLA needs the config and tokenizer of {saved!r} and the hub is offline with no cached copy;"
+                f" keep a local copy (`hf download {saved} --local-dir <dir> --exclude '*.safetensors'`, about 4 MB)"
+                " and pass vlm_model_name=<dir>"
+            ) from error
+    return saved
+
+
+def _dataset_names(directory: Path) -> dict[str, list[str]] | None:
+    """Feature names (state, action) of the training dataset, when train_config.json names a local copy."""
+    path = directory / TRAIN_CONFIG_FILE
+    if not path.is_file():
+        return None
+    try:
+        dataset = json.loads(path.read_text()).get("dataset") or {}
+        roots = [Path(dataset["root"])] if dataset.get("root") else []
+        if isinstance(dataset.get("repo_id"), str):
+            from lerobot.utils.constants import HF_LEROBOT_HOME
+
+            roots.append(HF_LEROBOT_HOME / dataset["repo_id"])
+        for root in roots:
+            info = root / "meta" / "info.json"
+            if info.is_file():
+                features = json.loads(info.read_text())["features"]
+                return {key: value.get("names") for key, value in features.items() if isinstance(value, dict)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        logger.warning("could not read the training dataset's feature names via %s: %s", path, error)
+    return None
