@@ -1,0 +1,141 @@
+"""so101-report: compare policies from their judged episodes, with honest uncertainty for a handful of episodes.
+
+For each policy (a judged dataset, a run tag, or both): n, the mean total reward with a 95 %
+t-interval (and BCa), per-criterion means and success rates with Wilson intervals, partial and full
+success rates, judge-only beside human-adjusted figures (latest so101-review override, else the
+judge), the override rate, judge-versus-human agreement on reviewed cells, and for every pair of
+policies the difference with a Welch interval and a permutation test. Writes report.html (one
+self-contained file), report.md, report.json and plots/*.png, and prints a summary.
+
+Examples:
+    # Two policies, each a judged dataset (the store sits beside each dataset):
+    so101-report --datasets=[outputs/datasets/fold_smolvla,outputs/datasets/fold_act] --names=[SmolVLA,ACT]
+
+    # Two run tags in one store (so101-judge --run.tag=...), into a chosen folder:
+    so101-report --store_path=outputs/datasets/fold.evaluation.sqlite --tags=[smolvla-v2,act-v1] --output_dir=out/fold
+
+    # Offline heuristic scores only, another seed for the Monte Carlo parts:
+    so101-report --datasets=[outputs/datasets/fold_act] --scorer=heuristic --stats.seed=7
+
+    # Policies given in full in a YAML file (policies: [{name, dataset_root, store_path, tag}, ...]):
+    so101-report --config_path=report.yaml
+
+Exit codes: 0 written, 2 configuration or input error (the message says what to pass), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import draccus
+from draccus.utils import DecodingError, ParsingError
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from evaluation.errors import EvaluationError
+from evaluation.report.config import ReportCommandConfig
+from evaluation.report.load import load_policy
+from evaluation.report.model import Report, build_report
+from evaluation.report.output import ReportFiles, write_report
+from evaluation.report.plots import render_plots
+from evaluation.report.scores import View
+from evaluation.report.tables import fmt_estimate, fmt_p, fmt_rate
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+console = Console(stderr=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run so101-report; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help") for a in argv):
+        sys.stdout.write(f"{__doc__}\n")
+    logging.basicConfig(
+        level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
+    )
+    try:
+        config = draccus.parse(config_class=ReportCommandConfig, args=argv)
+        return _run(config)
+    except (EvaluationError, DecodingError, ParsingError) as e:
+        console.print(f"[red]error:[/red] {_root_cause(e)}", highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]: no report written (a previous report in the folder is intact)")
+        return EXIT_INTERRUPTED
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The first of our own errors in the cause chain (draccus wraps validation errors), else the error."""
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, EvaluationError):
+            return current
+        current = current.__cause__
+    return error
+
+
+def _run(config: ReportCommandConfig) -> int:
+    specs = config.all_policies()
+    out_dir = config.resolved_output_dir([s.label() for s in specs])
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+    )
+    with progress:
+        task = progress.add_task("loading", total=len(specs) + 3)
+        policies = []
+        for spec in specs:
+            progress.update(task, description=f"loading {spec.label()}")
+            policies.append(load_policy(spec, config.scorer))
+            progress.advance(task)
+        progress.update(task, description="statistics")
+        report = build_report(policies, config.stats, config.title)
+        progress.advance(task)
+        progress.update(task, description="plots")
+        plots = render_plots(report)
+        progress.advance(task)
+        progress.update(task, description="writing")
+        files = write_report(report, plots, out_dir)
+        progress.advance(task)
+    _print_summary(report, files)
+    return EXIT_OK
+
+
+def _print_summary(report: Report, files: ReportFiles) -> None:
+    table = Table(title=report.title)
+    for col in ("policy", "scores", "n", "mean total [95 % t]", "partial success", "full success", "overrides"):
+        table.add_column(col)
+    for p in report.policies:
+        for view in View:
+            f = p.view(view)
+            table.add_row(
+                p.scores.name, "judge" if view is View.JUDGE else "adjusted", str(f.total_t.n),
+                fmt_estimate(f.total_t), fmt_rate(f.partial_success), fmt_rate(f.full_success),
+                fmt_rate(p.overrides.cells) if view is View.EFFECTIVE else "",
+            )  # fmt: skip
+    console.print(table)
+    if report.comparisons:
+        diffs = Table(title="differences in mean total (first − second)")
+        for col in ("pair", "scores", "difference [95 % Welch]", "permutation p"):
+            diffs.add_column(col)
+        for c in report.comparisons:
+            view = "judge" if c.view is View.JUDGE else "adjusted"
+            p_text = fmt_p(c.total.test.p_value, c.total.test.exact)
+            diffs.add_row(f"{c.first} − {c.second}", view, fmt_estimate(c.total.difference), p_text)
+        console.print(diffs)
+    for caveat in report.caveats:
+        console.print(f"[yellow]note:[/yellow] {caveat}", highlight=False, soft_wrap=True)
+    plot_dir = files.plots[0].parent if files.plots else files.html.parent
+    console.print(f"report: {files.html}", highlight=False, soft_wrap=True)
+    console.print(
+        f"        {files.markdown}, {files.json}, {len(files.plots)} plots in {plot_dir}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Report plots as PNG bytes: the per-episode heatmap, per-criterion bars, and the policy comparison bars.
+
+Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no global backend switch), so
+plotting is safe from any thread and needs no display.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
+
+from evaluation.report.model import Report
+from evaluation.report.scores import PolicyScores, View
+from evaluation.report.stats import Estimate
+
+DPI = 100  # pixels per inch of the PNG files
+_CMAP = LinearSegmentedColormap.from_list("score", ["#d73027", "#fee08b", "#1a9850"])  # 0 red, 0.5 yellow, 1 green
+_MISSING = "#bdbdbd"  # cells without a score
+_VIEW_LABEL = {View.JUDGE: "judge only", View.EFFECTIVE: "human-adjusted"}
+_ANNOTATE_MAX_ROWS = 60  # beyond this many episodes the heatmap cells carry no text
+COMPARISON_PNG = "comparison.png"  # file name of the policy comparison bars
+CRITERIA_PNG = "criteria.png"  # file name of the per-criterion bars
+
+
+def heatmap_name(index: int) -> str:
+    """File name of the heatmap of the policy at `index` (names may hold any character, positions do not)."""
+    return f"heatmap-{index + 1}.png"
+
+
+def render_plots(report: Report) -> dict[str, bytes]:
+    """Every plot of a report: PNG bytes by file name."""
+    plots = {COMPARISON_PNG: comparison_png(report), CRITERIA_PNG: criteria_png(report)}
+    for i, p in enumerate(report.policies):
+        plots[heatmap_name(i)] = heatmap_png(p.scores)
+    return plots
+
+
+def heatmap_png(policy: PolicyScores) -> bytes:
+    """Episodes (rows) by criteria (columns), effective scores; overridden cells outlined and labelled judge→human."""
+    episodes = policy.episodes
+    rows, cols = len(episodes), len(policy.criteria)
+    with_dataset = len(policy.dataset_ids) > 1
+    row_h = 0.32 if rows <= _ANNOTATE_MAX_ROWS else max(0.08, 20.0 / rows)
+    fig = Figure(figsize=(2.2 + 1.3 * cols, 1.6 + row_h * rows), dpi=DPI)
+    ax = fig.add_subplot()
+    values = np.full((rows, cols), np.nan)
+    for r, e in enumerate(episodes):
+        for c, cell in enumerate(e.cells):
+            if cell.effective is not None:
+                values[r, c] = cell.effective
+    cmap = _CMAP.with_extremes(bad=_MISSING)
+    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
+    annotate = rows <= _ANNOTATE_MAX_ROWS
+    for r, e in enumerate(episodes):
+        for c, cell in enumerate(e.cells):
+            if cell.human is not None:
+                ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.2))
+            if annotate:
+                ax.text(c, r, _cell_text(cell.judge, cell.effective, cell.human is not None), ha="center",
+                        va="center", fontsize=8)  # fmt: skip
+    ax.set_xticks(range(cols), [f"{cid}\n{name}" for cid, name in policy.criteria], fontsize=8)
+    labels = [f"{e.label(with_dataset)}  ({_fmt(e.total(View.EFFECTIVE))})" for e in episodes]
+    ax.set_yticks(range(rows), labels if annotate else [""] * rows, fontsize=7)
+    ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.set_title(f"{policy.name}: effective score per episode (total)", fontsize=10, pad=24)
+    fig.legend(
+        handles=[Patch(facecolor="white", edgecolor="black", linewidth=2, label="human override: judge→adjusted"),
+                 Patch(facecolor=_MISSING, label="no score")],
+        loc="lower center", fontsize=7, ncol=2, frameon=False,
+    )  # fmt: skip
+    fig.subplots_adjust(left=0.32, right=0.97, top=1 - 0.9 / fig.get_figheight(), bottom=0.45 / fig.get_figheight())
+    return _png(fig)
+
+
+def criteria_png(report: Report) -> bytes:
+    """Per-criterion means (t-intervals) and success rates (Wilson), judge only beside human-adjusted."""
+    criteria = report.criteria
+    fig = Figure(figsize=(4.5 + 1.5 * len(criteria) * max(1, len(report.policies) / 2), 7.0), dpi=DPI)
+    axes = fig.subplots(2, 2, sharey="row")
+    for col, view in enumerate(View):
+        mean_sets = [[c.mean for c in p.view(view).criteria] for p in report.policies]
+        rate_sets = [[c.success.estimate for c in p.view(view).criteria] for p in report.policies]
+        _grouped_bars(axes[0][col], [cid for cid, _ in criteria], mean_sets, _names(report))
+        _grouped_bars(axes[1][col], [cid for cid, _ in criteria], rate_sets, _names(report))
+        axes[0][col].set_title(f"criterion mean, {_VIEW_LABEL[view]}", fontsize=10)
+        axes[1][col].set_title(f"criterion success (score = 1), {_VIEW_LABEL[view]}", fontsize=10)
+    axes[0][0].set_ylabel("mean score (95 % t-interval)")
+    axes[1][0].set_ylabel("success rate (95 % Wilson)")
+    for ax in axes.flat:
+        ax.set_ylim(0, 1.08)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return _png(fig)
+
+
+def comparison_png(report: Report) -> bytes:
+    """Mean total reward and episode success rates per policy, judge only (hatched) beside human-adjusted."""
+    names = _names(report)
+    fig = Figure(figsize=(5.0 + 2.2 * len(names), 5.0), dpi=DPI)
+    left, right = fig.subplots(1, 2)
+    totals = [[p.view(v).total_t for p in report.policies] for v in View]
+    _grouped_bars(left, names, totals, [_VIEW_LABEL[v] for v in View], hatched=(True, False))
+    left.set_ylim(0, float(len(report.criteria)) * 1.05)
+    left.set_ylabel("mean total reward (95 % t-interval)")
+    left.set_title("mean total reward", fontsize=10)
+    left.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, frameon=False)
+    rates = [[p.view(v).partial_success.estimate for p in report.policies] for v in View]
+    rates += [[p.view(v).full_success.estimate for p in report.policies] for v in View]
+    series = [f"partial, {_VIEW_LABEL[v]}" for v in View] + [f"full, {_VIEW_LABEL[v]}" for v in View]
+    _grouped_bars(right, names, rates, series, hatched=(True, False, True, False), colors=("C2", "C2", "C3", "C3"))
+    right.set_ylim(0, 1.08)
+    right.set_ylabel("episode success rate (95 % Wilson)")
+    right.set_title("partial (total > 0) and full (all = 1) success", fontsize=10)
+    right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, frameon=False)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def _grouped_bars(
+    ax: Axes, groups: Sequence[str], series: Sequence[Sequence[Estimate]], labels: Sequence[str],
+    hatched: Sequence[bool] = (), colors: Sequence[str] = (),
+) -> None:  # fmt: skip
+    """One bar per (series, group) with asymmetric interval whiskers; series side by side within a group.
+
+    Hatched series are drawn light with diagonal lines (the judge-only figures beside the adjusted ones).
+    """
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(groups))
+    for i, (estimates, label) in enumerate(zip(series, labels, strict=True)):
+        heights = [e.value or 0.0 for e in estimates]
+        lows = [0.0 if e.low is None or e.value is None else max(0.0, e.value - e.low) for e in estimates]
+        highs = [0.0 if e.high is None or e.value is None else max(0.0, e.high - e.value) for e in estimates]
+        offset = (i - (len(series) - 1) / 2) * width
+        hatch = i < len(hatched) and hatched[i]
+        color = colors[i] if i < len(colors) else f"C{i}"
+        ax.bar(x + offset, heights, width * 0.95, yerr=[lows, highs], capsize=3, label=label, color=color,
+               alpha=0.45 if hatch else 1.0, hatch="//" if hatch else None, edgecolor="black",
+               linewidth=0.5)  # fmt: skip
+    ax.set_xticks(x, groups)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _names(report: Report) -> list[str]:
+    return [p.scores.name for p in report.policies]
+
+
+def _cell_text(judge: float | None, effective: float | None, overridden: bool) -> str:
+    if overridden:
+        return f"{_fmt(judge)}→{_fmt(effective)}"
+    return _fmt(effective)
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
+
+
+def _png(fig: Figure) -> bytes:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})  # no URL or version in the file
+    return buf.getvalue()

@@ -1,0 +1,185 @@
+"""The report's tables as plain text cells, shared by the HTML page, the Markdown file and the terminal summary.
+
+Numbers are formatted once here: an estimate reads `1.50 [0.62, 2.38]`, a rate `7/10 70 % [40, 89]`,
+a p-value `0.012 (exact)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evaluation.report.agreement import Agreement
+from evaluation.report.comparison import Difference
+from evaluation.report.model import Report
+from evaluation.report.scores import View
+from evaluation.report.stats import Estimate, Rate
+from evaluation.report.summary import PolicySummary
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A titled table of strings."""
+
+    key: str  # stable id (HTML anchor)
+    title: str  # heading
+    headers: tuple[str, ...]  # column names
+    rows: tuple[tuple[str, ...], ...]  # cells, as text
+    note: str = ""  # one line under the table
+
+
+def fmt_number(value: float | None, digits: int = 2) -> str:
+    """A number, or an en dash for none."""
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_estimate(e: Estimate, digits: int = 2) -> str:
+    """`value [low, high]`, or the value alone when there is no interval."""
+    if e.value is None:
+        return "–"
+    if e.low is None or e.high is None:
+        return f"{e.value:.{digits}f}"
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def fmt_rate(r: Rate) -> str:
+    """`k/n pct % [low, high]` in percent."""
+    e = r.estimate
+    if e.value is None or e.low is None or e.high is None:
+        return "–"
+    return f"{r.successes}/{e.n} {100 * e.value:.0f} % [{100 * e.low:.0f}, {100 * e.high:.0f}]"
+
+
+def fmt_p(p: float | None, exact: bool | None = None) -> str:
+    """A p-value with three significant places, and how it was computed."""
+    if p is None:
+        return "–"
+    text = "< 0.001" if p < 0.001 else f"{p:.3f}"
+    return text if exact is None else f"{text} ({'exact' if exact else 'Monte Carlo'})"
+
+
+def overview_table(report: Report) -> TextTable:
+    """What each policy is and where its scores come from."""
+    rows = []
+    for p in report.policies:
+        s, o = p.scores, p.overrides
+        reviewed = sum(e.reviewed for e in s.episodes)
+        rows.append((
+            s.name, s.source, f"{s.scorer}: {', '.join(s.models)}", str(len(s.episodes)), str(reviewed),
+            fmt_rate(o.cells), str(o.changed),
+        ))  # fmt: skip
+    return TextTable(
+        "policies", "Policies",
+        ("policy", "selection", "scorer: model", "n", "reviewed episodes", "override rate (cells)", "changed scores"),
+        tuple(rows),
+    )  # fmt: skip
+
+
+def headline_table(report: Report) -> TextTable:
+    """Mean total and episode success rates, judge only beside human-adjusted."""
+    rows = []
+    for p in report.policies:
+        for view in View:
+            f = p.view(view)
+            rows.append((
+                p.scores.name, _view(view), str(f.total_t.n), fmt_estimate(f.total_t), fmt_estimate(f.total_bca),
+                fmt_rate(f.partial_success), fmt_rate(f.full_success),
+            ))  # fmt: skip
+    max_total = len(report.criteria)
+    return TextTable(
+        "headline", "Mean total reward and success rates",
+        ("policy", "scores", "n", f"mean total (0–{max_total}) [95 % t]", "[95 % BCa]", "partial success (total > 0)",
+         "full success (all = 1)"),
+        tuple(rows), "intervals are 95 %; rates are k/n, percent [Wilson interval]",
+    )  # fmt: skip
+
+
+def criteria_table(report: Report) -> TextTable:
+    """Per-criterion means and success rates, both views, and the overrides of each criterion."""
+    rows = []
+    for p in report.policies:
+        overrides = {c: (k, d) for c, k, d in p.overrides.per_criterion}
+        for i, (cid, name) in enumerate(p.scores.criteria):
+            j, e = p.judge.criteria[i], p.effective.criteria[i]
+            count, delta = overrides[cid]
+            rows.append((
+                p.scores.name, f"{cid} {name}", fmt_estimate(j.mean), fmt_estimate(e.mean), fmt_rate(j.success),
+                fmt_rate(e.success), fmt_rate(j.partial), fmt_rate(e.partial),
+                f"{count}" + ("" if delta is None else f" (mean Δ {delta:+.2f})"),
+            ))  # fmt: skip
+    return TextTable(
+        "criteria", "Per criterion",
+        ("policy", "criterion", "mean, judge", "mean, adjusted", "success = 1, judge", "success = 1, adjusted",
+         "≥ 0.5, judge", "≥ 0.5, adjusted", "overrides"),
+        tuple(rows), "means with 95 % t-intervals; rates with 95 % Wilson intervals; Δ = human − judge",
+    )  # fmt: skip
+
+
+def comparison_table(report: Report) -> TextTable:
+    """Differences between policies."""
+    rows = []
+    for c in report.comparisons:
+        for d in (c.total, *c.criteria):
+            rows.append((f"{c.first} − {c.second}", _view(c.view), _diff_label(d), fmt_estimate(d.difference),
+                         fmt_p(d.test.p_value, d.test.exact), fmt_p(d.p_holm)))  # fmt: skip
+    return TextTable(
+        "differences", "Differences between policies",
+        ("pair", "scores", "quantity", "difference [95 % Welch]", "permutation p (two-sided)", "p, Holm (criteria)"),
+        tuple(rows), "difference = first − second; unpaired (different episodes)",
+    )  # fmt: skip
+
+
+def agreement_table(report: Report) -> TextTable:
+    """Judge versus human on reviewed cells, per policy and criterion."""
+    rows = [_agreement_row(p, a) for p in report.policies for a in p.agreement]
+    return TextTable(
+        "agreement", "Judge versus human (reviewed cells)",
+        ("policy", "criterion", "n", "accuracy", "kappa (quadratic)", "MAE", "bias (judge − human)"),
+        tuple(rows),
+        "n = cells with a human override ('confirmed' included); total: episodes reviewed on every criterion",
+    )  # fmt: skip
+
+
+def episodes_table(p: PolicySummary) -> TextTable:
+    """Every episode of a policy: judge and adjusted scores, and who changed what."""
+    s = p.scores
+    with_dataset = len(s.dataset_ids) > 1
+    rows = []
+    for e in s.episodes:
+        judge = " ".join(f"{c.criterion}={fmt_score(c.judge)}" for c in e.cells)
+        adjusted = " ".join(f"{c.criterion}={fmt_score(c.effective)}" for c in e.cells)
+        notes = "; ".join(
+            f"{c.criterion} {fmt_score(c.judge)}→{fmt_score(c.human.score)} ({c.human.reason}, {c.human.reviewer})"
+            for c in e.cells
+            if c.human is not None
+        )
+        rows.append((e.label(with_dataset), judge, fmt_score(e.total(View.JUDGE)), adjusted,
+                     fmt_score(e.total(View.EFFECTIVE)), notes))  # fmt: skip
+    return TextTable(
+        f"episodes-{s.name}", f"Episodes of {s.name}",
+        ("episode", "judge", "judge total", "adjusted", "adjusted total", "overrides"), tuple(rows),
+    )  # fmt: skip
+
+
+def all_tables(report: Report) -> list[TextTable]:
+    """The summary tables in page order (episode tables are per policy, see `episodes_table`)."""
+    return [overview_table(report), headline_table(report), criteria_table(report), comparison_table(report),
+            agreement_table(report)]  # fmt: skip
+
+
+def fmt_score(value: float | None) -> str:
+    """A score as written by people: 0, 0.5, 1, 2.5."""
+    return "–" if value is None else f"{value:g}"
+
+
+def _agreement_row(p: PolicySummary, a: Agreement) -> tuple[str, ...]:
+    accuracy = "–" if a.accuracy is None else f"{100 * a.accuracy:.0f} %"
+    bias = "–" if a.bias is None else f"{a.bias:+.2f}"
+    return (p.scores.name, a.label, str(a.n), accuracy, fmt_number(a.kappa), fmt_number(a.mae), bias)
+
+
+def _diff_label(d: Difference) -> str:
+    return "mean total" if d.label == "total" else f"{d.label} mean"
+
+
+def _view(view: View) -> str:
+    return "judge" if view is View.JUDGE else "adjusted"
