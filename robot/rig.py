@@ -17,7 +17,7 @@ released (`safety.on_exit`; a watchdog stop or an e-stop always rests and releas
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
@@ -103,22 +103,17 @@ class BimanualRig:
         *,
         with_leaders: bool = True,
         with_cameras: bool = True,
+        arm_factory: Callable[[Side, Role, str], SO101Arm] | None = None,
     ) -> None:
         self.config = config
         self.safety = config.safety
         names = [arm_name(side, Role.FOLLOWER) for side in Side]
         if with_leaders:
             names += [arm_name(side, Role.LEADER) for side in Side if arm_name(side, Role.LEADER) in ports]
+        # Another kind of arm (dry arms for a replay) only through a factory; SO-101 arms by default.
+        make_arm = arm_factory or self._so101_arm
         self.arms: dict[str, SO101Arm] = {
-            name: SO101Arm(
-                Side(name.split("_")[0]),
-                Role(name.split("_")[1]),
-                ports[name],
-                rig_id=config.id,
-                calibration=config.calibration,
-                bus=config.bus,
-            )
-            for name in names
+            name: make_arm(Side(name.split("_")[0]), Role(name.split("_")[1]), ports[name]) for name in names
         }
         # Virtual cameras render what the followers last reported (never bus I/O of their own).
         self._joint_snapshot: dict[str, float] = {}
@@ -138,6 +133,10 @@ class BimanualRig:
         self._relieve = dict.fromkeys(Side, False)
         self._gripper_floor: dict[Side, float | None] = {}
         self._last_observation: Observation | None = None
+
+    def _so101_arm(self, side: Side, role: Role, port: str) -> SO101Arm:
+        config = self.config
+        return SO101Arm(side, role, port, rig_id=config.id, calibration=config.calibration, bus=config.bus)
 
     # --- lifecycle -------------------------------------------------------------------------
 

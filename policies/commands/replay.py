@@ -1,0 +1,242 @@
+r"""so101-replay: dry runs of a dataset's actions, or of a policy on its recorded observations, with a report.
+
+The actions go through the same control loop and safety layer as teleop and deploy, without moving
+anything (unless asked to), and the report says what would have happened.
+
+    so101-replay --dataset.root=outputs/datasets/fold                 # episode 0 on dry arms, as fast as possible
+    so101-replay --dataset.root=outputs/datasets/fold --dataset.episodes=all --target=virtual   # the virtual rig
+    so101-replay --dataset.repo_id=me/fold --dataset.episodes=0-2 --pace=realtime
+    so101-replay --dataset.root=... --policy.path=outputs/train/act/checkpoints/last/pretrained_model
+    so101-replay --dataset.root=... --policy.path=recorded            # sanity check: ~0 error expected
+    so101-replay --config_path=hardware_configs/so101_bimanual.yaml --dataset.root=... --live   # REAL ARMS MOVE
+
+Targets: `dry` (default) arms with no bus: every command goes through the safety layer and LeRobot's
+position normalisation and is logged, nothing is sent; `virtual`: the virtual rig's emulated
+followers (ease-in to each episode's first action, then real time); `live`/`--live`: the arms of the
+rig file, eased in from where they are, `e` e-stops, `q` stops, Ctrl-C stops safely. The report
+(report.html, self-contained, and report.json) goes to --report.dir (default outputs/replay/<dataset>-<time>).
+
+A dataset that does not fit the rig (one arm, other joint names, another fps) is refused with the
+difference named; --joint_map=left|right|'{json}' and --fps bridge it explicitly.
+Exit codes: 0 done, 1 an error (nothing moved after it), 130 interrupted (the report covers what ran).
+"""
+
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from policies.errors import PolicyError
+from policies.replay.analysis import Thresholds
+from policies.replay.dataset import ReplayDataset, locate, open_dataset
+from policies.replay.errors import ReplayOptionError
+from policies.replay.fit import fit_dataset
+from policies.replay.pacing import Pace
+from policies.replay.policy import PolicyOptions, open_policy
+from policies.replay.report import Report, build_report, write_report
+from policies.replay.run import Replayer, ReplayPlan, Target
+from robot.cli import parse_command, run_command
+from robot.config import REPO_ROOT, RigConfig
+from robot.errors import ConfigError
+
+_SHORT_FLAGS = {"--live": "--target=live", "--fast": "--pace=fast"}
+DEFAULT_RIG_FPS = 30.0  # the rig's control rate when it has no cameras to take it from, Hz
+
+
+@dataclass(frozen=True)
+class DatasetSelection:
+    """Which dataset and episodes to replay."""
+
+    repo_id: str = ""  # hub id "<user>/<name>" (found under $HF_LEROBOT_HOME, or downloaded when online)
+    root: Path | None = None  # the dataset folder on disk (takes precedence over repo_id)
+    episodes: str = "0"  # "0", "0,2,5", "1-3" or "all"
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Where the report goes and what it shows."""
+
+    dir: Path | None = None  # default: outputs/replay/<dataset name>-<yyyymmdd-hhmmss>
+    stills: int = 4  # overhead stills per episode (sketch of the commanded pose beside the recording)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+
+
+@dataclass(frozen=True)
+class ReplayCommandConfig:
+    """Options of so101-replay (the rig comes from --config_path; the virtual rig by default)."""
+
+    rig: RigConfig = field(default_factory=RigConfig)
+    dataset: DatasetSelection = field(default_factory=DatasetSelection)
+    # Where the actions go: dry (no bus), virtual (the virtual rig) or live (the rig file's arms; they move).
+    target: str = "dry"
+    # realtime (the replay rate) or fast (as fast as possible); auto: fast on dry arms, else realtime.
+    pace: str = "auto"
+    # Replay rate, Hz; default the dataset's fps (which must then equal the rig's rate).
+    fps: float | None = None
+    # How dataset columns drive rig joints: left, right (a single-arm dataset) or a JSON object.
+    joint_map: str = ""
+    policy: PolicyOptions = field(default_factory=PolicyOptions)
+    report: ReportOptions = field(default_factory=ReportOptions)
+
+    def __post_init__(self) -> None:
+        targets = [t.value for t in Target]
+        if self.target not in targets:
+            raise ConfigError(f"target={self.target!r}: expected one of {', '.join(targets)}")
+        if self.pace not in ("auto", *(p.value for p in Pace)):
+            raise ConfigError(f"pace={self.pace!r}: expected auto, realtime or fast")
+        if self.target == Target.LIVE and self.pace == Pace.FAST:
+            raise ConfigError("pace=fast on live arms is refused: real arms replay in real time only")
+        if self.fps is not None and not 0 < self.fps <= 120:
+            raise ConfigError(f"fps={self.fps}: expected 0 < fps <= 120")
+        if self.report.stills < 0:
+            raise ConfigError(f"report.stills={self.report.stills}: must be >= 0")
+
+    @property
+    def resolved_pace(self) -> Pace:
+        """The pace, with auto resolved."""
+        if self.pace == "auto":
+            return Pace.FAST if self.target == Target.DRY else Pace.REALTIME
+        return Pace(self.pace)
+
+
+def parse_episodes(text: str, dataset: ReplayDataset) -> tuple[int, ...]:
+    """Episode indices from "0", "0,2,5", "1-3" or "all".
+
+    Raises:
+        ReplayOptionError: a malformed list, or an episode the dataset does not hold.
+    """
+    available = [e.index for e in dataset.episodes]
+    if text.strip() == "all":
+        return tuple(available)
+    chosen: list[int] = []
+    try:
+        for part in text.split(","):
+            if "-" in part.strip()[1:]:
+                first, last = part.split("-", 1)
+                chosen.extend(range(int(first), int(last) + 1))
+            else:
+                chosen.append(int(part))
+    except ValueError:
+        raise ReplayOptionError(f"dataset.episodes={text!r}: expected e.g. 0, 0,2,5, 1-3 or all") from None
+    for index in chosen:
+        dataset.episode(index)  # names the range when missing
+    return tuple(dict.fromkeys(chosen))
+
+
+def rig_fps(rig: RigConfig) -> float:
+    """The rig's control rate: its cameras' frame rate, else 30 Hz."""
+    rates = {camera.fps for camera in rig.cameras if getattr(camera, "fps", None)}
+    return float(max(rates)) if rates else DEFAULT_RIG_FPS
+
+
+def summary_table(report: Report) -> Table:
+    """One row per episode: what the report found."""
+    table = Table(title="replay")
+    for column in (
+        "ep",
+        "frames",
+        "limit hits",
+        "clamps",
+        "spikes",
+        "gripper",
+        "misses",
+        "×RT",
+        "track max",
+        "policy err",
+    ):
+        table.add_column(column)
+    for item in report.episodes:
+        f = item.findings
+        tracking = f"{f.tracking.max_abs[f.tracking.worst_joint]:.2f}° {f.tracking.worst_joint}" if f.tracking else "-"
+        policy = f"{f.policy.body_mean_abs_deg:.2f}°" if f.policy and f.policy.body_mean_abs_deg is not None else "-"
+        table.add_row(
+            str(f.episode),
+            f"{f.frames_replayed}/{f.frames_recorded}",
+            str(len(f.limit_hits)),
+            str(len(f.safety_events)),
+            str(len(f.spikes)),
+            str(len(f.gripper_events)),
+            "-" if f.deadline_misses is None else str(len(f.deadline_misses)),
+            f"{f.replay_speed:.1f}",
+            tracking,
+            policy,
+        )
+    return table
+
+
+def first_findings(report: Report, limit: int = 5) -> list[str]:
+    """The first few limit hits and spikes, each with its frame and joint."""
+    lines = []
+    for item in report.episodes:
+        f = item.findings
+        lines += [f"episode {f.episode} frame {e.frame}: {e.joint} {e.kind} limit"
+                  f" (asked {e.requested:.2f}, sent {e.sent:.2f})" for e in f.limit_hits[:limit]]  # fmt: skip
+        lines += [f"episode {f.episode} frame {s.first_frame}: {s.joint} {s.quantity} spike, peak {s.peak:.0f}"
+                  for s in f.spikes[:limit]]  # fmt: skip
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of so101-replay."""
+    args = [_SHORT_FLAGS.get(a, a) for a in (sys.argv[1:] if argv is None else argv)]
+
+    def body() -> int:
+        config = parse_command(ReplayCommandConfig, args)
+        console = Console()
+        try:
+            return _replay(config, console, args)
+        except PolicyError as e:  # replay, checkpoint and contract errors: one line, no traceback
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+
+    return run_command(body)
+
+
+def _replay(config: ReplayCommandConfig, console: Console, args: list[str]) -> int:
+    target, pace = Target(config.target), config.resolved_pace
+    if target is Target.VIRTUAL and not config.rig.is_virtual:
+        raise ReplayOptionError(
+            "target=virtual, but the rig file describes real arms. Next: drop --config_path for the virtual rig,"
+            " or use --target=live to move the real arms"
+        )
+    folder = locate(config.dataset.repo_id or None, config.dataset.root)
+    dataset = open_dataset(folder, config.dataset.repo_id or None)
+    episodes = parse_episodes(config.dataset.episodes, dataset)
+    fit = fit_dataset(dataset, joint_map=config.joint_map, rig_fps=rig_fps(config.rig), fps=config.fps)
+    plan = ReplayPlan(dataset, fit, episodes, target, pace, config.rig)
+    policy = None
+    if config.policy.enabled:
+        policy = open_policy(config.policy, dataset.cameras, fps=fit.fps, realtime=pace is Pace.REALTIME)
+        console.print(f"policy: {policy.description}")
+        for note in policy.notes:
+            console.print(f"[yellow]{note}")
+    if target is Target.LIVE:
+        console.print("[bold red]live: the arms in the rig file will move.[/] e: e-stop, q: stop, Ctrl-C: stop safely")
+    console.print(
+        f"replaying {len(episodes)} episode(s) of {dataset.root} on {target} arms at {fit.fps:g} fps ({pace} pace)"
+        + (f"; held joints: {', '.join(fit.held)}" if fit.held else "")
+    )
+    run = Replayer(plan, policy, task=config.policy.task, prime=config.policy.engine.prime,
+                   on_event=console.print).run()  # fmt: skip
+    command = "so101-replay " + " ".join(shlex.quote(a) for a in args)
+    report = build_report(run, config.report.thresholds, stills=config.report.stills, command=command)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = config.report.dir or REPO_ROOT / "outputs" / "replay" / f"{dataset.root.name}-{stamp}"
+    html_path, json_path = write_report(report, Path(out))
+    console.print(summary_table(report))
+    for line in first_findings(report):
+        console.print(line)
+    console.print(f"stopped by {run.stopped_by}; report: {html_path} (and {json_path.name})")
+    for problem in report.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    if run.stopped_by == "Ctrl-C":
+        return 130
+    return 1 if report.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
