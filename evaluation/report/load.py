@@ -147,7 +147,7 @@ def _scores(store: EvaluationStore, result_ids: list[int]) -> dict[tuple[int, st
         marks = ",".join("?" * len(chunk))
         sql = f"SELECT result_id, criterion, score FROM scores WHERE result_id IN ({marks})"
         for r in store.query(sql, tuple(chunk)):
-            out[(int(r["result_id"]), r["criterion"])] = r["score"]
+            out[(int(r["result_id"]), r["criterion"])] = None if r["score"] is None else float(r["score"])
     return out
 
 

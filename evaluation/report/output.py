@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from evaluation.report.errors import ReportError
 from evaluation.report.html_page import render_html
 from evaluation.report.markdown import PLOTS_DIR, render_markdown
@@ -39,11 +41,18 @@ def write_report(report: Report, plots: dict[str, bytes], out_dir: Path) -> Repo
         plot_paths = tuple(_write(plot_dir / name, data) for name, data in plots.items())
         html = _write(out_dir / "report.html", render_html(report, plots).encode("utf-8"))
         markdown = _write(out_dir / "report.md", render_markdown(report).encode("utf-8"))
-        doc = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False)
+        doc = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, allow_nan=False, default=_plain)
         json_path = _write(out_dir / "report.json", doc.encode("utf-8"))
     except OSError as e:
         raise ReportError(f"cannot write the report to {out_dir}: {e}; pass another --output_dir") from e
     return ReportFiles(html, markdown, json_path, plot_paths)
+
+
+def _plain(value: object) -> object:
+    """Convert numpy scalars to Python numbers (anything else is a bug: raise)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def _write(path: Path, data: bytes) -> Path:

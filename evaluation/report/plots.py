@@ -67,7 +67,8 @@ def heatmap_png(policy: PolicyScores) -> bytes:
                         va="center", fontsize=8)  # fmt: skip
     ax.set_xticks(range(cols), [f"{cid}\n{name}" for cid, name in policy.criteria], fontsize=8)
     labels = [f"{e.label(with_dataset)}  ({_fmt(e.total(View.EFFECTIVE))})" for e in episodes]
-    ax.set_yticks(range(rows), labels if annotate else [""] * rows, fontsize=7)
+    step = 1 if annotate else -(-rows // 40)  # many episodes: label every step-th row
+    ax.set_yticks(range(0, rows, step), labels[::step], fontsize=7)
     ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
     ax.set_title(f"{policy.name}: effective score per episode (total)", fontsize=10, pad=24)
     fig.legend(

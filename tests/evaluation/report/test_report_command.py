@@ -98,6 +98,8 @@ def test_no_policy_and_missing_store(tmp_path, capsys):
     assert main([f"--datasets=[{root}]"]) == EXIT_USAGE
     assert f"no evaluation store at {tmp_path / 'fold_new.evaluation.sqlite'}" in _out(capsys)
     assert not (tmp_path / "fold_new.evaluation.sqlite").exists()
+    assert main(["--tags=[act-v1]"]) == EXIT_USAGE
+    assert "policy 'act-v1' names no store: pass --store_path=<file.sqlite>" in _out(capsys)
 
 
 def test_no_scored_episode(tmp_path, capsys):
