@@ -68,7 +68,7 @@ def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> 
             f"policy {spec.label()!r}: {where} has no episode scored by the {chosen} scorer "
             f"(found: {sorted(scorers)}); pass --scorer={sorted(scorers)[0]}"
         )
-    latest: dict[tuple[str, int], object] = {}
+    latest: dict[tuple[str, int], sqlite3.Row] = {}
     for r in kept:
         key = (r["dataset_id"], int(r["episode_index"]))
         if key not in latest or r["result_id"] > latest[key]["result_id"]:
@@ -125,7 +125,7 @@ def _describe(spec: PolicySpec, dataset_id: str, path: Path) -> str:
     return f"{' and '.join(parts) or 'every run'} in {path}"
 
 
-def _criteria(rows: list, spec: PolicySpec) -> tuple[tuple[str, str], ...]:
+def _criteria(rows: list[sqlite3.Row], spec: PolicySpec) -> tuple[tuple[str, str], ...]:
     found: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for r in rows:
         rubric = json.loads(r["rubric_json"])
