@@ -14,22 +14,15 @@ from evaluation.errors import StoreError
 from evaluation.judge_run import run_judge
 from evaluation.overrides import REASON_CODES, OverrideError, OverrideStore, effective_scores
 from evaluation.rubric import load_rubric
-from evaluation.store import APPEND_ONLY_TABLES, EvaluationStore
+from evaluation.store import EvaluationStore
 from tests.evaluation.judge_testkit import judge_config
+from tests.evaluation.review.conftest import judge_tables
 
 DATASET = "fold_virtual"
 
 
-def _judge_tables(path: Path) -> dict[str, list[tuple]]:
-    raw = sqlite3.connect(path)
-    try:
-        return {t: raw.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in APPEND_ONLY_TABLES}
-    finally:
-        raw.close()
-
-
 def test_an_override_wins_and_the_judge_record_is_untouched(judged_store: Path):
-    before = _judge_tables(judged_store)
+    before = judge_tables(judged_store)
     with EvaluationStore(judged_store) as store, OverrideStore(store) as overrides:
         assert effective_scores(store, DATASET)[0]["R3"].source == "judge"
         o = overrides.record(DATASET, 0, "R3", 1.0, "view_ambiguous", "push seen in right wrist", "ana", 0.5)
@@ -45,7 +38,7 @@ def test_an_override_wins_and_the_judge_record_is_untouched(judged_store: Path):
         assert overrides.history(DATASET, episode_index=1) == []
         components = dict(store.query("SELECT component, version FROM schema_components"))
     assert components == {"judge": 1, "review": 1}
-    assert _judge_tables(judged_store) == before
+    assert judge_tables(judged_store) == before
 
 
 def test_overrides_cannot_be_updated_or_deleted(judged_store: Path):

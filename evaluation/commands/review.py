@@ -1,0 +1,122 @@
+"""so101-review: check judge scores against the videos and override them, in a local web page.
+
+The episodes page lists judge and effective scores per criterion with flags (routed, uncertain,
+audit sample) and filters; an episode page plays the three camera views in sync with frame stepping,
+shows the judge's evidence frames and observations, the motion check, and a per-criterion override
+form with its audit trail. Overrides are appended to the evaluation store; the judge's records never
+change. Keyboard shortcuts are listed on the page.
+
+Examples:
+    # Review a judged dataset (the store beside it), at http://127.0.0.1:8765/:
+    so101-review --dataset.root=outputs/datasets/fold_smolvla
+
+    # Named reviewer, and open the page in the default browser:
+    so101-review --dataset.root=outputs/datasets/fold_smolvla --reviewer=ana --server.open_browser=true
+
+    # Only episodes judged under another name, or a store elsewhere:
+    so101-review --dataset.root=data/fold_act --dataset.dataset_id=fold_act --store_path=eval/all.sqlite
+
+    # On the lab network: an access token is required (share the printed URL with colleagues):
+    export SO101_REVIEW_TOKEN=$(python -c "import secrets; print(secrets.token_urlsafe(24))")
+    so101-review --dataset.root=outputs/datasets/fold_smolvla --server.host=0.0.0.0
+
+Exit codes: 0 stopped with Ctrl+C, 2 configuration or input error.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import webbrowser
+
+import draccus
+import yaml
+from draccus.utils import DecodingError, ParsingError
+from rich.console import Console
+from rich.logging import RichHandler
+
+from evaluation.episode_source import open_dataset
+from evaluation.errors import ConfigError, EvaluationError
+from evaluation.overrides import OverrideStore
+from evaluation.review.app import ReviewSettings, create_app
+from evaluation.review.catalog import ReviewCatalog
+from evaluation.review.config import ReviewCommandConfig, check_bind, is_loopback
+from evaluation.review.server import ReviewServer
+from evaluation.store import EvaluationStore, default_store_path
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+console = Console(stderr=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run so101-review until Ctrl+C; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help") for a in argv):
+        sys.stdout.write(f"{__doc__}\n")
+    logging.basicConfig(
+        level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
+    )
+    try:
+        config = draccus.parse(config_class=ReviewCommandConfig, args=argv)
+        return _run(config)
+    except (EvaluationError, DecodingError, ParsingError, yaml.YAMLError) as e:
+        console.print(f"[red]error:[/red] {_root_cause(e)}", highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The first of our own errors in the cause chain (draccus wraps validation errors), else the error."""
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, EvaluationError):
+            return current
+        current = current.__cause__
+    return error
+
+
+def _run(config: ReviewCommandConfig) -> int:
+    server_config = config.server
+    token = server_config.token()
+    check_bind(server_config.host, token)  # before anything is opened
+    reviewer = config.reviewer_name()
+    root = config.dataset.root
+    if root is None:  # also checked when the configuration is parsed
+        raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
+    source = open_dataset(root, config.dataset.dataset_id or None)
+    store_path = config.store_path or default_store_path(source.root)
+    if not store_path.is_file():
+        raise ConfigError(
+            f"no evaluation store at {store_path}: judge the dataset first (so101-judge --dataset.root={root}), "
+            f"or pass --store_path=<file written by so101-judge>"
+        )
+    with EvaluationStore(store_path) as store, OverrideStore(store) as overrides:
+        catalog = ReviewCatalog(source, store, config.audit)
+        settings = ReviewSettings(reviewer=reviewer, access_token=token, check_host=not token)
+        server = ReviewServer(create_app(catalog, overrides, settings), server_config.host, server_config.port)
+        server.start()
+        url = f"{server.url}/" + (f"?token={token}" if token else "")
+        judged = sum(1 for s in catalog.summaries() if s.result is not None)
+        console.print(
+            f"dataset {source.root} ({len(source.episodes)} episodes, {judged} judged as '{source.dataset_id}'), "
+            f"store {store_path}, reviewer [bold]{reviewer}[/bold]",
+            soft_wrap=True,
+        )
+        if not judged:
+            console.print(f"[yellow]no judge results for '{source.dataset_id}' in this store[/yellow]: run so101-judge")
+        console.print(f"review page: [bold]{url}[/bold]  (Ctrl+C stops)", soft_wrap=True, highlight=False)
+        if not is_loopback(server_config.host):
+            console.print("reachable from other machines: they open the URL with this machine's address")
+        if server_config.open_browser:
+            webbrowser.open(url)
+        try:
+            server.wait()
+        except KeyboardInterrupt:
+            console.print("stopped; every recorded override is in the store")
+        finally:
+            server.stop()
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""The so101-review web app: episodes list, episode page, override posts, dataset videos.
+
+    GET  /                          episodes: judge and effective scores, flags, review status, filters
+    GET  /episodes/{i}              three synced videos, evidence, motion check, override forms, audit trail
+    POST /episodes/{i}/overrides    append an override (form post with the page's CSRF token), then redirect
+    GET  /media/videos/...mp4       a dataset video (HTTP range requests, so the players can seek)
+    GET  /static/{review.js,...}    the page's script and style
+
+Pages are Jinja templates with autoescaping: judge text is always shown as text. Every response
+carries a strict Content-Security-Policy (scripts from this server only, no inline script).
+Handlers that touch SQLite are plain functions (run in the thread pool), so posts from several
+reviewers are written concurrently and serialised by the override store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.concurrency import run_in_threadpool
+
+from evaluation.errors import EvaluationError
+from evaluation.overrides import REASON_CODES, OverrideStore
+from evaluation.review.catalog import REVIEW_STATUSES, EpisodeFilter, ReviewCatalog
+from evaluation.review.episode_view import episode_detail
+from evaluation.review.forms import FormError, override_form, parse_form
+from evaluation.review.security import (
+    AUTH_COOKIE,
+    SESSION_COOKIE,
+    TOKEN_HEADER,
+    MediaPathError,
+    Secrets,
+    host_allowed,
+    resolve_media,
+)
+from evaluation.vocabulary import SCORE_LEVELS
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+STATIC_TYPES = {"review.js": "text/javascript", "episodes.js": "text/javascript", "review.css": "text/css"}
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+@dataclass(frozen=True)
+class ReviewSettings:
+    """How the app treats requests."""
+
+    reviewer: str  # name recorded with each override
+    access_token: str = ""  # shared secret; "" serves without login (loopback only, checked by the command)
+    check_host: bool = True  # answer only Host headers naming localhost (DNS-rebinding guard without a token)
+
+
+def fmt_score(value: float | None) -> str:
+    """A score for display: 0, 0.5, 1, or an en dash when missing."""
+    return "–" if value is None else f"{value:g}"
+
+
+def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: ReviewSettings) -> FastAPI:
+    """Build the app over an opened dataset, its store and an override store (the caller closes them)."""
+    keys = Secrets(settings.access_token)
+    env = Environment(loader=FileSystemLoader(STATIC_DIR), autoescape=True, undefined=StrictUndefined)
+    env.filters["score"] = fmt_score
+    app = FastAPI(title="so101-review", docs_url=None, redoc_url=None, openapi_url=None)
+    pages = _Pages(catalog, overrides, keys, env, settings)
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if settings.check_host and not host_allowed(request.headers.get("host", "")):
+            response: Response = _text(400, "this review server answers requests for localhost only")
+        elif settings.access_token and (denied := _authenticate(request, keys)) is not None:
+            response = denied
+        else:
+            response = await call_next(request)
+        for name, value in (("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"),
+                            ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY")):  # fmt: skip
+            response.headers[name] = value
+        return response
+
+    @app.get("/", response_class=HTMLResponse)
+    def episodes(request: Request) -> Response:
+        return pages.episodes(request)
+
+    @app.get("/episodes/{index}", response_class=HTMLResponse)
+    def episode(request: Request, index: int) -> Response:
+        return pages.episode(request, index)
+
+    @app.post("/episodes/{index}/overrides")
+    async def post_override(request: Request, index: int) -> Response:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip()
+        if content_type != "application/x-www-form-urlencoded":
+            return _text(415, "post the override form as application/x-www-form-urlencoded")
+        body = await request.body()
+        return await run_in_threadpool(pages.post_override, request, index, body)
+
+    @app.get("/media/{path:path}")
+    def media(path: str) -> Response:
+        try:
+            target = resolve_media(catalog.source.root, path)
+        except MediaPathError as e:
+            return _text(e.status, f"refused: {e}")
+        return FileResponse(target, media_type="video/mp4")
+
+    @app.get("/static/{name}")
+    def static(name: str) -> Response:
+        if name not in STATIC_TYPES:
+            return _text(404, "no such file")
+        return FileResponse(STATIC_DIR / name, media_type=STATIC_TYPES[name])
+
+    return app
+
+
+class _Pages:
+    """Page handlers (plain functions: they run in the thread pool)."""
+
+    def __init__(
+        self, catalog: ReviewCatalog, overrides: OverrideStore, keys: Secrets, env: Environment,
+        settings: ReviewSettings,
+    ) -> None:  # fmt: skip
+        self.catalog = catalog
+        self.overrides = overrides
+        self.keys = keys
+        self.env = env
+        self.settings = settings
+
+    def episodes(self, request: Request) -> Response:
+        criteria = self.catalog.criteria()
+        try:
+            flt = EpisodeFilter.from_query(request.query_params, [c.id for c in criteria])
+        except EvaluationError as e:
+            return self._message(400, "bad filter", str(e))
+        shown = [c for c in criteria if not flt.criterion or c.id == flt.criterion]
+        rows = self.catalog.select(flt)
+        return self._render(
+            request, "episodes.html", criteria=criteria, shown=shown, rows=rows, flt=flt, tags=self.catalog.tags(),
+            statuses=REVIEW_STATUSES, judged=self.catalog.judged(), total=len(self.catalog.source.episodes),
+            dataset_id=self.catalog.dataset_id, ids=[c.id for c in shown], audit=self.catalog.audit,
+        )  # fmt: skip
+
+    def episode(self, request: Request, index: int, status: int = 200, form: dict[str, Any] | None = None) -> Response:
+        criteria = self.catalog.criteria()
+        try:
+            flt = EpisodeFilter.from_query(request.query_params, [c.id for c in criteria])
+        except EvaluationError as e:
+            return self._message(400, "bad filter", str(e))
+        summaries = self.catalog.summaries()
+        summary = next((s for s in summaries if s.index == index), None)
+        if summary is None:
+            last = len(summaries) - 1
+            return self._message(404, "no such episode", f"the dataset has no episode {index}; it holds 0..{last}")
+        prev_i, next_i = _neighbours(index, [s.index for s in self.catalog.select(flt)])
+        detail = episode_detail(self.catalog, summary)
+        qs = flt.query_string()
+        start_t = _float(request.query_params.get("t", ""), 0.0)
+        if form is not None:
+            start_t = form["t"]
+        routed = [c.info.id for c in detail.criteria if summary.routed(c.info.id)]
+        selected = flt.criterion or (routed or [c.id for c in criteria] or [""])[0]
+        data = {
+            "fps": summary.episode.fps, "length": summary.episode.length, "start_t": start_t,
+            "prev_url": _episode_url(prev_i, qs), "next_url": _episode_url(next_i, qs), "list_url": "/?" + qs,
+            "criteria": [c.info.id for c in detail.criteria], "selected": selected,
+        }  # fmt: skip
+        session, new = self._session(request)
+        return self._render(
+            request, "episode.html", status=status, session=(session, new), detail=detail, summary=summary,
+            csrf=self.keys.csrf_token(session, f"episode:{index}"), reasons=REASON_CODES, levels=SCORE_LEVELS,
+            flt=flt, qs=qs, prev_url=data["prev_url"], next_url=data["next_url"], data=data, form=form,
+            reviewer=self.settings.reviewer, dataset_id=self.catalog.dataset_id,
+        )  # fmt: skip
+
+    def post_override(self, request: Request, index: int, body: bytes) -> Response:
+        try:
+            fields = parse_form(body)
+        except FormError as e:
+            return self._message(400, "override not recorded", str(e))
+        session = request.cookies.get(SESSION_COOKIE, "")
+        if not self.keys.check_csrf(fields.get("csrf", ""), session, f"episode:{index}"):
+            return self._message(
+                403, "override not recorded: the form token is missing or stale",
+                "Reload the episode page and submit again (the server may have restarted). What you sent:",
+                kept=fields.get("note", ""), back=_episode_url(index, ""),
+            )  # fmt: skip
+        criteria = [c.id for c in self.catalog.criteria()]
+        flt = _safe_filter(fields.get("filters", ""), criteria)
+        if not any(e.index == index for e in self.catalog.source.episodes):
+            return self._message(404, "no such episode", f"the dataset has no episode {index}")
+        try:
+            form = override_form(fields)
+            if form.criterion not in criteria:
+                raise FormError(f"criterion={form.criterion!r}; allowed: {criteria}")
+            self.overrides.record(
+                self.catalog.dataset_id, index, form.criterion, form.score, form.reason, form.note,
+                self.settings.reviewer, form.expected_old,
+            )  # fmt: skip
+        except EvaluationError as e:
+            kept = {"criterion": fields.get("criterion", ""), "score": fields.get("score", ""), "error": str(e),
+                    "reason": fields.get("reason", ""), "note": fields.get("note", ""),
+                    "t": _float(fields.get("t", ""), 0.0)}  # fmt: skip
+            return self.episode(_with_query(request, flt.query_string()), index, status=400, form=kept)
+        url = _episode_url(index, flt.query_string(), t=form.time_s) + f"#criterion-{form.criterion}"
+        return RedirectResponse(url, status_code=303)
+
+    def _session(self, request: Request) -> tuple[str, bool]:
+        current = request.cookies.get(SESSION_COOKIE, "")
+        return (current, False) if len(current) >= 16 else (Secrets.new_session(), True)
+
+    def _render(
+        self, request: Request, template: str, status: int = 200, session: tuple[str, bool] | None = None,
+        **context: Any,
+    ) -> Response:  # fmt: skip
+        html = self.env.get_template(template).render(**context)
+        response = HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+        if session is not None and session[1]:
+            response.set_cookie(SESSION_COOKIE, session[0], httponly=True, samesite="strict", path="/")
+        return response
+
+    def _message(self, status: int, title: str, detail: str, kept: str = "", back: str = "/") -> Response:
+        html = self.env.get_template("message.html").render(title=title, detail=detail, kept=kept, back=back)
+        return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _authenticate(request: Request, keys: Secrets) -> Response | None:
+    """None when the request carries the access token (query, cookie or header); else the refusal."""
+    token = request.query_params.get("token")
+    if token is not None:
+        if not keys.token_matches(token):
+            return _text(401, "wrong access token: use the URL so101-review printed")
+        rest = {k: v for k, v in request.query_params.items() if k != "token"}
+        target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(AUTH_COOKIE, keys.auth_cookie(), httponly=True, samesite="strict", path="/")
+        return response
+    if keys.cookie_matches(request.cookies.get(AUTH_COOKIE, "")):
+        return None
+    header = request.headers.get(TOKEN_HEADER) or request.headers.get("authorization", "").removeprefix("Bearer ")
+    if header and keys.token_matches(header):
+        return None
+    return _text(401, "this review page needs its access token: open the URL so101-review printed (…/?token=…)")
+
+
+def _text(status: int, message: str) -> Response:
+    return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
+
+
+def _float(raw: str, default: float) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        return default
+    return value if value == value and value >= 0 else default  # NaN and negatives fall back
+
+
+def _neighbours(index: int, listed: list[int]) -> tuple[int | None, int | None]:
+    before = [i for i in listed if i < index]
+    after = [i for i in listed if i > index]
+    return (before[-1] if before else None), (after[0] if after else None)
+
+
+def _episode_url(index: int | None, qs: str, t: float | None = None) -> str:
+    if index is None:
+        return ""
+    query = "&".join(p for p in (qs, "" if t is None else f"t={t:.4f}") if p)
+    return f"/episodes/{index}" + (f"?{query}" if query else "")
+
+
+def _safe_filter(raw: str, criteria: list[str]) -> EpisodeFilter:
+    query = {k: v[0] for k, v in parse_qs(raw).items()}
+    try:
+        return EpisodeFilter.from_query(query, criteria)
+    except EvaluationError:
+        return EpisodeFilter()
+
+
+def _with_query(request: Request, qs: str) -> Request:
+    scope = dict(request.scope)
+    scope["query_string"] = qs.encode()
+    return Request(scope)

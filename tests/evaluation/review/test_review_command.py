@@ -1,0 +1,119 @@
+"""so101-review through its entry point: refusals before anything is opened, and a real served session."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from evaluation.commands.review import EXIT_USAGE, main
+from evaluation.overrides import overrides_of
+from evaluation.store import EvaluationStore
+
+ROOT = Path(__file__).resolve().parents[3]
+TOKEN = "command-test-token-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def _no_token_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SO101_REVIEW_TOKEN", raising=False)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "'::'", "fe80::1", "review.lab.example"])
+def test_a_non_loopback_host_without_a_token_is_refused(host, dataset_root: Path, judged_store: Path, capsys):
+    args = [f"--dataset.root={dataset_root}", f"--store_path={judged_store}", f"--server.host={host}"]
+    assert main(args) == EXIT_USAGE
+    out = capsys.readouterr().out
+    assert f"refusing to serve on {host.strip(chr(39))}:" in out
+    assert "SO101_REVIEW_TOKEN" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--server.access_token=short"], "use at least 16"),
+        (["--server.port=70000"], "server.port=70000"),
+        (["--server.host=::"], "quote IPv6 wildcards"),
+        (["--server.host=[::1]"], "expected the node content"),
+        (["--audit.fraction=0"], "audit.fraction=0"),
+        (["--store_path={missing}"], "judge the dataset first"),
+        (["--server.host=127.0.0.1", "--reviewer= "], None),
+    ],
+)
+def test_bad_options_get_one_clear_line(args, message, dataset_root: Path, judged_store: Path, tmp_path, capsys,
+                                        monkeypatch):  # fmt: skip
+    if message is None:  # no reviewer name anywhere
+        monkeypatch.delenv("USER", raising=False)
+        monkeypatch.delenv("USERNAME", raising=False)
+        message = "no reviewer name"
+    args = [a.format(missing=tmp_path / "none.sqlite") for a in args]
+    store = [] if any(a.startswith("--store_path") for a in args) else [f"--store_path={judged_store}"]
+    reviewer = [] if any(a.startswith("--reviewer") for a in args) else ["--reviewer=tester"]
+    assert main([f"--dataset.root={dataset_root}", *store, *reviewer, *args]) == EXIT_USAGE
+    out = capsys.readouterr().out
+    assert message in out
+    assert "Traceback" not in out
+
+
+def test_a_missing_dataset_is_explained(tmp_path: Path, capsys):
+    assert main([f"--dataset.root={tmp_path}", "--reviewer=tester"]) == EXIT_USAGE
+    assert "not a LeRobot dataset" in capsys.readouterr().out
+    assert main([]) == EXIT_USAGE
+    assert "dataset.root is required" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_served_on_all_interfaces_with_a_token_then_stopped_with_ctrl_c(dataset_root: Path, judged_store: Path):
+    env = os.environ | {"SO101_REVIEW_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
+    args = [sys.executable, "-m", "evaluation.commands.review", f"--dataset.root={dataset_root}",
+            f"--store_path={judged_store}", "--server.host=0.0.0.0", "--server.port=0", "--reviewer=ana"]  # fmt: skip
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if "review page:" in line:
+                found.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert found.wait(timeout=120), "".join(lines)
+        url = next(re.search(r"http://\S+", line).group(0) for line in lines if "review page:" in line)
+        assert url.endswith(f"/?token={TOKEN}")
+        port = int(re.search(r":(\d+)/", url).group(1))
+        base = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{base}/").status_code == 401
+        client = httpx.Client(base_url=base, follow_redirects=True)
+        page = client.get(f"/episodes/0?token={TOKEN}")
+        assert page.status_code == 200
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        form = {"csrf": csrf, "criterion": "R3", "score": "1", "reason": "view_ambiguous", "note": "",
+                "expected_old": "0.5"}  # fmt: skip
+        assert client.post("/episodes/0/overrides", data=form).status_code == 200  # after the redirect
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        reader.join(timeout=10)
+    out = "".join(lines)
+    assert code == 0, out
+    assert "stopped" in out
+    assert "Traceback" not in out
+    with EvaluationStore(judged_store) as store:
+        assert [(o.reviewer, o.new_score) for o in overrides_of(store, "fold_virtual")] == [("ana", 1.0)]
+    time.sleep(0)  # nothing left running: the process has exited
