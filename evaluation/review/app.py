@@ -30,9 +30,10 @@ from evaluation.errors import EvaluationError
 from evaluation.overrides import REASON_CODES, OverrideStore
 from evaluation.review.catalog import REVIEW_STATUSES, EpisodeFilter, ReviewCatalog
 from evaluation.review.episode_view import episode_detail
-from evaluation.review.forms import FormError, override_form, parse_form
+from evaluation.review.forms import FormError, override_form, parse_form, parse_time
 from evaluation.review.security import (
     AUTH_COOKIE,
+    REVIEWER_COOKIE,
     SESSION_COOKIE,
     TOKEN_HEADER,
     MediaPathError,
@@ -158,10 +159,10 @@ class _Pages:
         if summary is None:
             last = len(summaries) - 1
             return self._message(404, "no such episode", f"the dataset has no episode {index}; it holds 0..{last}")
-        prev_i, next_i = _neighbours(index, [s.index for s in self.catalog.select(flt)])
+        prev_i, next_i = _neighbours(index, [s.index for s in self.catalog.select(flt, summaries)])
         detail = episode_detail(self.catalog, summary)
         qs = flt.query_string()
-        start_t = _float(request.query_params.get("t", ""), 0.0)
+        start_t = parse_time(request.query_params.get("t", ""))
         if form is not None:
             start_t = form["t"]
         routed = [c.info.id for c in detail.criteria if summary.routed(c.info.id)]
@@ -176,7 +177,8 @@ class _Pages:
             request, "episode.html", status=status, session=(session, new), detail=detail, summary=summary,
             csrf=self.keys.csrf_token(session, f"episode:{index}"), reasons=REASON_CODES, levels=SCORE_LEVELS,
             flt=flt, qs=qs, prev_url=data["prev_url"], next_url=data["next_url"], data=data, form=form,
-            reviewer=self.settings.reviewer, dataset_id=self.catalog.dataset_id,
+            reviewer=request.cookies.get(REVIEWER_COOKIE, "").strip() or self.settings.reviewer,
+            dataset_id=self.catalog.dataset_id,
         )  # fmt: skip
 
     def post_override(self, request: Request, index: int, body: bytes) -> Response:
@@ -199,17 +201,20 @@ class _Pages:
             form = override_form(fields)
             if form.criterion not in criteria:
                 raise FormError(f"criterion={form.criterion!r}; allowed: {criteria}")
+            reviewer = form.reviewer or self.settings.reviewer
             self.overrides.record(
-                self.catalog.dataset_id, index, form.criterion, form.score, form.reason, form.note,
-                self.settings.reviewer, form.expected_old,
+                self.catalog.dataset_id, index, form.criterion, form.score, form.reason, form.note, reviewer,
+                form.expected_old,
             )  # fmt: skip
         except EvaluationError as e:
             kept = {"criterion": fields.get("criterion", ""), "score": fields.get("score", ""), "error": str(e),
                     "reason": fields.get("reason", ""), "note": fields.get("note", ""),
-                    "t": _float(fields.get("t", ""), 0.0)}  # fmt: skip
+                    "t": parse_time(fields.get("t", ""))}  # fmt: skip
             return self.episode(_with_query(request, flt.query_string()), index, status=400, form=kept)
         url = _episode_url(index, flt.query_string(), t=form.time_s) + f"#criterion-{form.criterion}"
-        return RedirectResponse(url, status_code=303)
+        response = RedirectResponse(url, status_code=303)
+        response.set_cookie(REVIEWER_COOKIE, reviewer, samesite="strict", path="/")  # prefills the next page
+        return response
 
     def _session(self, request: Request) -> tuple[str, bool]:
         current = request.cookies.get(SESSION_COOKIE, "")
@@ -251,14 +256,6 @@ def _authenticate(request: Request, keys: Secrets) -> Response | None:
 
 def _text(status: int, message: str) -> Response:
     return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
-
-
-def _float(raw: str, default: float) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        return default
-    return value if value == value and value >= 0 else default  # NaN and negatives fall back
 
 
 def _neighbours(index: int, listed: list[int]) -> tuple[int | None, int | None]:

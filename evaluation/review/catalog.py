@@ -216,11 +216,11 @@ class ReviewCatalog:
             for ep in self.source.episodes
         ]
 
-    def select(self, flt: EpisodeFilter) -> list[EpisodeSummary]:
-        """Summaries that pass a filter."""
+    def select(self, flt: EpisodeFilter, summaries: list[EpisodeSummary] | None = None) -> list[EpisodeSummary]:
+        """Summaries that pass a filter (of `summaries` when given, else read now)."""
         ids = [flt.criterion] if flt.criterion else [c.id for c in self.criteria()]
         out = []
-        for s in self.summaries():
+        for s in self.summaries() if summaries is None else summaries:
             if flt.routed and not s.routed(flt.criterion):
                 continue
             if flt.audit and not s.in_audit:

@@ -16,6 +16,7 @@ from evaluation.vocabulary import SCORE_LEVELS
 
 MAX_BODY_BYTES = 64 * 1024  # a larger post is refused (a note is a few lines)
 MAX_NOTE_CHARS = 4000  # longer notes are refused, not cut
+MAX_REVIEWER_CHARS = 80  # reviewer names longer than this are refused
 
 
 class FormError(EvaluationError):
@@ -34,6 +35,7 @@ class OverrideForm:
     expected_old: float | None  # the effective score shown on the page
     time_s: float  # video position to come back to, episode seconds
     filters: str  # the episode list's query string, kept for j/k navigation
+    reviewer: str  # who is reviewing ("" : the server's --reviewer)
 
 
 def parse_form(body: bytes) -> dict[str, str]:
@@ -60,6 +62,9 @@ def override_form(fields: dict[str, str]) -> OverrideForm:
     note = fields.get("note", "")
     if len(note) > MAX_NOTE_CHARS:
         raise FormError(f"the note has {len(note)} characters; at most {MAX_NOTE_CHARS} are accepted")
+    reviewer = fields.get("reviewer", "").strip()
+    if len(reviewer) > MAX_REVIEWER_CHARS or any(not ch.isprintable() for ch in reviewer):
+        raise FormError(f"the reviewer name must be printable text of at most {MAX_REVIEWER_CHARS} characters")
     reason = fields.get("reason", "")
     if reason not in REASON_CODES:
         raise FormError(f"choose a reason code (got {reason!r}; allowed: {', '.join(REASON_CODES)})")
@@ -70,8 +75,9 @@ def override_form(fields: dict[str, str]) -> OverrideForm:
         reason=reason,
         note=note,
         expected_old=_score(fields.get("expected_old", ""), "expected_old", required=False),
-        time_s=_time(fields.get("t", "")),
+        time_s=parse_time(fields.get("t", "")),
         filters=fields.get("filters", ""),
+        reviewer=reviewer,
     )
 
 
@@ -89,7 +95,8 @@ def _score(raw: str, name: str, required: bool) -> float | None:
     return value
 
 
-def _time(raw: str) -> float:
+def parse_time(raw: str) -> float:
+    """A video position in seconds; anything unusable (empty, negative, NaN, text) is 0."""
     try:
         value = float(raw) if raw else 0.0
     except ValueError:

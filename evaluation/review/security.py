@@ -23,6 +23,7 @@ from evaluation.errors import EvaluationError
 
 SESSION_COOKIE = "so101_review_session"
 AUTH_COOKIE = "so101_review_auth"
+REVIEWER_COOKIE = "so101_review_reviewer"  # last reviewer name used in this browser (not a credential)
 TOKEN_HEADER = "x-review-token"
 MEDIA_SUFFIXES = (".mp4",)
 LOCAL_HOST_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")

@@ -115,6 +115,22 @@ def test_requests_without_the_access_token_are_refused(dataset_root: Path, judge
         assert [(o.episode_index, o.criterion) for o in overrides_of(store, "fold_virtual")] == [(2, "R3")]
 
 
+def test_the_token_login_works_in_a_real_browser(dataset_root: Path, judged_store: Path, browser: Browser):
+    problems = PageProblems()
+    with serving(dataset_root, judged_store, token=TOKEN) as server:
+        page = problems.watch(browser.new_page())
+        page.goto(f"{server.url}/episodes/3?token={TOKEN}")
+        assert page.url == f"{server.url}/episodes/3"
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('video')).every((v) => v.readyState >= 2)", timeout=60_000
+        )  # the video requests carry the login cookie
+        page.close()
+        stranger = browser.new_page()  # a fresh context: no cookie
+        assert stranger.goto(f"{server.url}/episodes/3").status == 401
+        stranger.close()
+    assert problems.errors == []
+
+
 def test_a_post_without_the_page_token_is_rejected_and_nothing_is_written(review_server, judged_store: Path):
     client = httpx.Client(base_url=review_server.url)
     page0 = client.get("/episodes/0")
