@@ -36,9 +36,10 @@ from policies.replay.dataset import ReplayDataset, locate, open_dataset
 from policies.replay.errors import ReplayOptionError
 from policies.replay.fit import fit_dataset
 from policies.replay.pacing import Pace
+from policies.replay.plan import ReplayPlan, Target
 from policies.replay.policy import PolicyOptions, open_policy
 from policies.replay.report import Report, build_report, write_report
-from policies.replay.run import Replayer, ReplayPlan, Target
+from policies.replay.run import Replayer
 from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig
 from robot.errors import ConfigError

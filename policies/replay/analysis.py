@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from policies.replay.log import FrameEvent
-from policies.replay.run import EpisodeRun, ReplayRun, Target
+from policies.replay.plan import EpisodeRun, ReplayRun, Target
 from robot.joints import BIMANUAL_KEYS, GRIPPER
 
 GRIPPER_COLUMNS = np.array([key.endswith(f"{GRIPPER}.pos") for key in BIMANUAL_KEYS])
@@ -186,35 +186,27 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 def gripper_events(values: np.ndarray, frames: np.ndarray, min_change: float, band: float = 1.0) -> list[GripperEvent]:
     """Each monotonic move of a gripper command of at least `min_change` percent (a close or an open).
 
-    A move ends where the command turns back by more than `band` percent from its extreme, so
-    encoder-step jitter does not split one close into several.
+    The command is first passed through a backlash of `band` percent (it follows only moves larger
+    than that), so encoder-step jitter neither splits one close into several nor counts as a move.
     """
     events: list[GripperEvent] = []
     for column in np.flatnonzero(GRIPPER_COLUMNS):
         series = values[:, column]
         if len(series) < 2 or np.isnan(series).any():
             continue
-        moves: list[tuple[int, int]] = []
-        start, extreme, direction = 0, 0, 0
+        follow = np.empty_like(series)
+        follow[0] = series[0]
         for i in range(1, len(series)):
-            if direction == 0:
-                if abs(series[i] - series[start]) > band:
-                    direction, extreme = (1 if series[i] > series[start] else -1), i
-                elif abs(series[i] - series[i - 1]) < 1e-6:
-                    start = i  # still resting: the move starts later
-            elif (series[i] - series[extreme]) * direction > 0:
-                extreme = i
-            elif (series[extreme] - series[i]) * direction > band:
-                moves.append((start, extreme))
-                start, extreme, direction = extreme, i, -direction
-        if direction != 0:
-            moves.append((start, extreme))
-        for first, last in moves:
-            change = float(series[last] - series[first])
-            if abs(change) >= min_change:
-                events.append(GripperEvent(BIMANUAL_KEYS[column], "open" if change > 0 else "close",
-                                           int(frames[first]), int(frames[last]), float(series[first]),
-                                           float(series[last])))  # fmt: skip
+            gap = series[i] - follow[i - 1]
+            follow[i] = follow[i - 1] if abs(gap) <= band else series[i] - np.sign(gap) * band
+        sign = np.sign(np.diff(follow))  # step i: from frame i to i + 1
+        for direction in (-1, 1):
+            for first, last in _runs(sign == direction):
+                start, end = first, last + 1
+                if abs(follow[end] - follow[start]) >= min_change:
+                    events.append(GripperEvent(BIMANUAL_KEYS[column], "open" if direction > 0 else "close",
+                                               int(frames[start]), int(frames[end]), float(series[start]),
+                                               float(series[end])))  # fmt: skip
     return sorted(events, key=lambda e: (e.first_frame, e.joint))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image
 
 from policies.replay.analysis import EpisodeFindings
-from policies.replay.run import EpisodeRun
+from policies.replay.plan import EpisodeRun
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side, joint_key
 
 _DPI = 72

@@ -22,8 +22,8 @@ import numpy as np
 from policies.replay.analysis import EpisodeFindings, Thresholds, analyse
 from policies.replay.errors import VideoError
 from policies.replay.frames import stills as decode_stills
+from policies.replay.plan import EpisodeRun, ReplayRun, Target
 from policies.replay.plots import image_png, policy_png, timing_png, trajectories_png
-from policies.replay.run import EpisodeRun, ReplayRun, Target
 from policies.replay.sketch import overhead_sketches, side_by_side, still_frames
 
 REPORT_FORMAT = "so101-replay report 1"

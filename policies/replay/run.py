@@ -17,29 +17,25 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 
 import numpy as np
-from lerobot.motors import MotorCalibration
 
 from policies.engine import EngineStats
 from policies.errors import InferenceError
-from policies.replay.dataset import EpisodeData, ReplayDataset
+from policies.replay.dataset import EpisodeData
+from policies.replay.dry import dry_calibrations, start_pose
 from policies.replay.errors import ReplayError
-from policies.replay.fit import DatasetFit
 from policies.replay.frames import EpisodeFrames
-from policies.replay.log import TickLog, TickTrace
-from policies.replay.pacing import Pace, pace
+from policies.replay.log import TickLog
+from policies.replay.pacing import pace
+from policies.replay.plan import EpisodeRun, ReplayPlan, ReplayRun, Target
 from policies.replay.policy import ReplayPolicy
 from policies.replay.sources import EaseInSource, PolicyReplaySource, RecordedActionSource
-from robot.config import RigConfig
 from robot.control_loop import ControlLoop, Step
 from robot.dry_arm import DRY_PORT, DryArm, dry_arm_factory
-from robot.errors import CalibrationError
-from robot.feetech.calibration_files import calibration_path, calibration_root, load_calibration
-from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
-from robot.loop_timer import LoopStats
+from robot.feetech.calibration_files import calibration_root
+from robot.joints import JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
 from robot.safety.config import ExitMode
@@ -47,99 +43,6 @@ from teleop.keys import Key, KeyReader
 
 logger = logging.getLogger(__name__)
 EASE_IN_TIMEOUT_S = 30.0  # the followers must reach an episode's first action within this, s
-
-
-class Target(StrEnum):
-    """What the actions are sent to."""
-
-    DRY = "dry"  # dry arms: no bus, every command checked and logged, nothing sent
-    VIRTUAL = "virtual"  # the virtual rig's emulated followers
-    LIVE = "live"  # the arms in the rig file (real ones move!)
-
-
-@dataclass(frozen=True)
-class ReplayPlan:
-    """What to replay, where, and how fast."""
-
-    dataset: ReplayDataset
-    fit: DatasetFit
-    episodes: tuple[int, ...]
-    target: Target
-    pace: Pace
-    rig: RigConfig
-
-
-@dataclass(frozen=True)
-class EpisodeRun:
-    """One episode's replay."""
-
-    episode: int
-    task: str
-    recorded_actions: np.ndarray  # (n, 12) BIMANUAL_KEYS order, NaN for joints the dataset does not drive
-    recorded_states: np.ndarray | None  # (n, 12) likewise, or None
-    trace: TickTrace  # every tick that ran
-    loop: LoopStats  # the episode loop's timing
-    stopped_by: str  # "done", or why it ended early
-    ease_in_ticks: int  # ticks spent moving to the first action before the episode (0 for dry arms)
-    wall_s: float  # real time the episode's loop took, s
-    engine: EngineStats | None  # policy runs: the engine's counters for this episode
-    arm_commands: dict[str, np.ndarray] | None  # dry arms: every goal each arm received, (m, 6) per arm
-
-    @property
-    def complete(self) -> bool:
-        """Whether every recorded frame was replayed."""
-        return len(self.trace.frames) == len(self.recorded_actions)
-
-
-@dataclass(frozen=True)
-class ReplayRun:
-    """A whole replay."""
-
-    plan: ReplayPlan
-    limits: dict[str, tuple[float, float]]  # rig key -> (low, high) the safety layer allows
-    episodes: tuple[EpisodeRun, ...]
-    stopped_by: str  # "done", "Ctrl-C", "q", or a safety stop
-    policy: str | None  # what produced the actions of a policy run
-    policy_notes: tuple[str, ...]
-
-
-def dry_calibrations(rig: RigConfig) -> dict[Side, dict[str, MotorCalibration]]:
-    """The followers' calibration for dry arms: the rig's files, else the virtual rig's own.
-
-    Raises:
-        CalibrationError: a real rig without calibration files.
-    """
-    root = calibration_root(rig.calibration.dir)
-    found: dict[Side, dict[str, MotorCalibration]] = {}
-    for side in Side:
-        path = calibration_path(root, rig.id, side, Role.FOLLOWER)
-        if path.is_file():
-            found[side] = load_calibration(path)
-        elif rig.virtual is not None:
-            from robot.virtual.precalibrated import calibration_values
-            from robot.virtual.rig_model import VirtualRigModel
-
-            model = VirtualRigModel(replace(rig.virtual, state_dir=None, scenario=None))
-            values = calibration_values(model, arm_name(side, Role.FOLLOWER))
-            found[side] = {joint: MotorCalibration(**values[joint]) for joint in JOINT_NAMES}
-        else:
-            raise CalibrationError(
-                f"dry arms need the calibration of rig {rig.id!r}'s followers to know their limits; there is no"
-                f" file at {path}. Next: run so101-calibrate, or copy the calibration files from the rig's computer"
-            )
-    return found
-
-
-def _start_pose(data: np.ndarray | None, actions: np.ndarray) -> dict[Side, dict[str, float]]:
-    """Where dry arms stand at an episode's start: its first recorded state (else its first action)."""
-    first = actions[0] if data is None else np.where(np.isnan(data[0]), actions[0], data[0])
-    values = dict(zip(BIMANUAL_KEYS, first, strict=True))
-    middle = {j: 50.0 if j == "gripper" else 0.0 for j in JOINT_NAMES}
-    return {
-        side: {j: middle[j] if np.isnan(values[joint_key(side, j)]) else float(values[joint_key(side, j)])
-               for j in JOINT_NAMES}
-        for side in Side
-    }  # fmt: skip
 
 
 class KeyHook:
@@ -222,7 +125,7 @@ class Replayer:
             data = plan.dataset.load(index)
             actions, states = plan.fit.actions(data), plan.fit.states(data)
             factory = dry_arm_factory(
-                calibrations, _start_pose(states, actions), calibration_root(plan.rig.calibration.dir)
+                calibrations, start_pose(states, actions), calibration_root(plan.rig.calibration.dir)
             )
             with BimanualRig(config, ports, with_leaders=False, with_cameras=False, arm_factory=factory) as rig:
                 self._note_limits(rig)
@@ -299,43 +202,31 @@ class Replayer:
             if loop is not None:
                 loop.stop()
 
+        before = self.policy.engine.stats() if self.policy is not None else None
         with self._frames(data) as frames:
-            source: RecordedActionSource | PolicyReplaySource
-            if self.policy is None:
-                source = RecordedActionSource(actions, done)
-            else:
-                self.policy.begin_episode(actions)
-                self.policy.engine.start()
-                policy_states = states if states is not None else np.full_like(actions, np.nan)
-                driven = ~np.isnan(actions[0])
-                task = self.policy_task(data)
-                source = PolicyReplaySource(self.policy.engine, policy_states, frames.get, task, done,
-                                            driven=driven, dataset_fps=plan.fit.dataset_fps)  # fmt: skip
+            source = self._source(data, actions, states, frames, done)
             log = TickLog(rig, frame=lambda: source.frame, facts=lambda: getattr(source, "facts", None))
-            hooks: list = [log]
             key_hook = KeyHook(keys, rig, done) if keys is not None and keys.enabled else None
-            if key_hook is not None:
-                hooks.append(key_hook)
+            hooks = [log] if key_hook is None else [log, key_hook]
             loop = ControlLoop(rig, source, fps=plan.fit.fps, hooks=hooks, realtime_priority=realtime_priority)
             pace(loop, plan.pace)
-            if isinstance(source, PolicyReplaySource) and self.prime:
-                source.prime(rig.observe())
             self.on_event(f"episode {data.info.index}: replaying {data.info.length} frames at {plan.fit.fps:g} fps")
             stopped_by = "done"
             start = time.monotonic()
             try:
+                if isinstance(source, PolicyReplaySource) and self.prime:
+                    source.prime(rig.observe())
                 loop.run()
             except InferenceError as e:
-                stopped_by = f"policy error at frame {source.frame}: {e}"
+                stopped_by = f"policy error at frame {max(source.frame, 0)}: {e}"
             except SafetyStopError as e:
                 stopped_by = str(e)
             except KeyboardInterrupt:
-                stopped_by = "Ctrl-C"
+                stopped_by = self.stopped_by = "Ctrl-C"
             wall_s = time.monotonic() - start
         if key_hook is not None and key_hook.quit:
             stopped_by = "q"
-        engine = self.policy.engine.stats() if self.policy is not None else None
-        run = EpisodeRun(
+        return EpisodeRun(
             episode=data.info.index,
             task=data.info.task,
             recorded_actions=actions,
@@ -345,12 +236,31 @@ class Replayer:
             stopped_by=stopped_by,
             ease_in_ticks=ease_in_ticks,
             wall_s=wall_s,
-            engine=engine,
+            engine=_engine_delta(before, self.policy.engine.stats()) if self.policy and before else None,
             arm_commands=None,
         )
-        if stopped_by == "Ctrl-C":
-            self.stopped_by = stopped_by
-        return run
+
+    def _source(
+        self,
+        data: EpisodeData,
+        actions: np.ndarray,
+        states: np.ndarray | None,
+        frames: EpisodeFrames | None,
+        done: Callable[[], None],
+    ) -> RecordedActionSource | PolicyReplaySource:
+        if self.policy is None or frames is None:
+            return RecordedActionSource(actions, done)
+        self.policy.begin_episode(actions)
+        self.policy.engine.start()
+        return PolicyReplaySource(
+            self.policy.engine,
+            states if states is not None else np.full_like(actions, np.nan),
+            frames.get,
+            self.policy_task(data),
+            done,
+            dataset_fps=self.plan.fit.dataset_fps,
+            driven=~np.isnan(actions[0]),
+        )
 
     def policy_task(self, data: EpisodeData) -> str:
         """The task text the policy gets: the override, else the episode's own."""
@@ -363,3 +273,13 @@ class Replayer:
             return
         with EpisodeFrames(data.info.videos, data.info.length, self.plan.fit.dataset_fps) as frames:
             yield frames
+
+
+def _engine_delta(before: EngineStats, after: EngineStats) -> EngineStats:
+    """An engine's counters over one episode (its own are over its whole life)."""
+    return replace(
+        after,
+        chunks=after.chunks - before.chunks,
+        starved_ticks=after.starved_ticks - before.starved_ticks,
+        blocked_s=after.blocked_s - before.blocked_s,
+    )

@@ -1,0 +1,54 @@
+"""Dry arms for a replay: their calibration (hence the safety limits) and where they start.
+
+The calibration is the rig's own files, as the real followers use them; a virtual rig without
+files uses the virtual arms' factory calibration (what so101-calibrate would record on them).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+from lerobot.motors import MotorCalibration
+
+from robot.config import RigConfig
+from robot.errors import CalibrationError
+from robot.feetech.calibration_files import calibration_path, calibration_root, load_calibration
+from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
+
+
+def dry_calibrations(rig: RigConfig) -> dict[Side, dict[str, MotorCalibration]]:
+    """The followers' calibration for dry arms: the rig's files, else the virtual rig's own.
+
+    Raises:
+        CalibrationError: a real rig without calibration files.
+    """
+    root = calibration_root(rig.calibration.dir)
+    found: dict[Side, dict[str, MotorCalibration]] = {}
+    for side in Side:
+        path = calibration_path(root, rig.id, side, Role.FOLLOWER)
+        if path.is_file():
+            found[side] = load_calibration(path)
+        elif rig.virtual is not None:
+            from robot.virtual.precalibrated import calibration_values
+            from robot.virtual.rig_model import VirtualRigModel
+
+            model = VirtualRigModel(replace(rig.virtual, state_dir=None, scenario=None))
+            values = calibration_values(model, arm_name(side, Role.FOLLOWER))
+            found[side] = {joint: MotorCalibration(**values[joint]) for joint in JOINT_NAMES}
+        else:
+            raise CalibrationError(
+                f"dry arms need the calibration of rig {rig.id!r}'s followers to know their limits; there is no"
+                f" file at {path}. Next: run so101-calibrate, or copy the calibration files from the rig's computer"
+            )
+    return found
+
+
+def start_pose(data: np.ndarray | None, actions: np.ndarray) -> dict[Side, dict[str, float]]:
+    """Where dry arms stand at an episode's start: its first recorded state (else its first action)."""
+    first = actions[0] if data is None else np.where(np.isnan(data[0]), actions[0], data[0])
+    values = dict(zip(BIMANUAL_KEYS, first, strict=True))
+    middle = {j: 50.0 if j == "gripper" else 0.0 for j in JOINT_NAMES}
+    return {
+        side: {j: middle[j] if np.isnan(values[joint_key(side, j)]) else float(values[joint_key(side, j)])
+               for j in JOINT_NAMES}
+        for side in Side
+    }  # fmt: skip
