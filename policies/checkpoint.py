@@ -267,6 +267,7 @@ def _state_files(*specs: Any) -> list[str]:
 
 def _parse_config(directory: Path) -> Any:
     """The LeRobot config, parsed as LeRobot parses it (without its device fallback warning)."""
+    import lerobot.policies  # noqa: F401 - registers the ACT and SmolVLA config types with draccus
     from lerobot.configs import PreTrainedConfig
 
     quiet = logging.getLogger("lerobot.configs.policies")

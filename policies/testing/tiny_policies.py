@@ -90,7 +90,10 @@ def image_stats() -> dict[str, np.ndarray]:
     return {"mean": mean, "std": std, "min": np.zeros_like(mean), "max": np.ones_like(mean)}
 
 
-def _features(cameras: Sequence[CameraShape], state_names: Sequence[str], action_names: Sequence[str]) -> tuple:
+def policy_features(
+    cameras: Sequence[CameraShape], state_names: Sequence[str], action_names: Sequence[str]
+) -> tuple[dict, dict, dict]:
+    """LeRobot input features, output features and dataset statistics for a rig with these cameras and joints."""
     from lerobot.configs import FeatureType, PolicyFeature
 
     inputs = {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(len(state_names),))}
@@ -106,7 +109,8 @@ def _features(cameras: Sequence[CameraShape], state_names: Sequence[str], action
     return inputs, outputs, stats
 
 
-def _finish(policy: Any, config: Any, stats: dict) -> TinyPolicy:
+def with_processors(policy: Any, config: Any, stats: dict) -> TinyPolicy:
+    """A fresh policy with new LeRobot processors made from its config and dataset statistics."""
     from lerobot.policies import make_pre_post_processors
 
     preprocessor, postprocessor = make_pre_post_processors(config, dataset_stats=stats)
@@ -131,7 +135,7 @@ def build_tiny_act(
     from lerobot.policies import ACTConfig
     from lerobot.policies.act.modeling_act import ACTPolicy
 
-    inputs, outputs, stats = _features(cameras, joint_names, joint_names)
+    inputs, outputs, stats = policy_features(cameras, joint_names, joint_names)
     config = ACTConfig(
         input_features=inputs,
         output_features=outputs,
@@ -148,15 +152,39 @@ def build_tiny_act(
         latent_dim=8,
     )
     torch.manual_seed(seed)
-    return _finish(ACTPolicy(config), config, stats)
+    return with_processors(ACTPolicy(config), config, stats)
 
 
-def write_tiny_vlm(directory: str | Path, *, image_size: int = 64) -> Path:
-    """Write a tiny SmolVLM config, processor and byte-level BPE tokenizer into `directory` (no weights).
+@dataclass(frozen=True)
+class VLMSize:
+    """Dimensions of a SmolVLM config (the tokenizer is always the tiny one)."""
 
-    What `SmolVLAConfig(vlm_model_name=directory, load_vlm_weights=False)` loads: `config.json` (a
-    2-layer text model with hidden 64 and a 1-layer vision tower of `image_size` px, patch 16), the
-    processor and tokenizer files. Takes a few seconds; idempotent per directory.
+    text_hidden: int  # text model width
+    text_ffn: int  # text model feed-forward width
+    text_layers: int  # text decoder layers
+    text_heads: int  # attention heads (query)
+    text_kv_heads: int  # key/value heads
+    text_head_dim: int  # width per head
+    vocab_size: int  # embedding rows (>= the tiny tokenizer's 600 ids)
+    vision_hidden: int  # vision tower width
+    vision_ffn: int  # vision tower feed-forward width
+    vision_layers: int  # vision encoder layers
+    vision_heads: int  # vision attention heads
+    image_size: int  # square input of the vision tower, pixels (a multiple of 16 * scale_factor)
+    scale_factor: int  # pixel-shuffle factor of the connector
+
+
+TINY_VLM = VLMSize(64, 128, 2, 4, 2, 16, 600, 32, 64, 1, 2, 64, 2)
+# SmolVLM2-500M-Video-Instruct's dimensions (what lerobot/smolvla_base is built on), for benchmarks.
+SMOLVLM2_500M = VLMSize(960, 2560, 32, 15, 5, 64, 49280, 768, 3072, 12, 12, 512, 4)
+
+
+def write_tiny_vlm(directory: str | Path, *, size: VLMSize = TINY_VLM) -> Path:
+    """Write a SmolVLM config, processor and byte-level BPE tokenizer into `directory` (no weights).
+
+    What `SmolVLAConfig(vlm_model_name=directory, load_vlm_weights=False)` loads: `config.json`
+    (by default a 2-layer text model with hidden 64 and a 1-layer vision tower of 64 px, patch 16),
+    the processor and tokenizer files. Takes about a second; idempotent per directory.
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -192,44 +220,43 @@ def write_tiny_vlm(directory: str | Path, *, image_size: int = 64) -> Path:
             "end_of_utterance_token": "<end_of_utterance>",
         },
     )
-    vocab_size = bpe.get_vocab_size()
+    vocab_size = max(size.vocab_size, bpe.get_vocab_size())
+    pad_id = bpe.token_to_id("<|im_end|>")
     config = SmolVLMConfig(
         text_config={
             "model_type": "llama",
             "vocab_size": vocab_size,
-            "hidden_size": 64,
-            "intermediate_size": 128,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "head_dim": 16,
-            "max_position_embeddings": 512,
+            "hidden_size": size.text_hidden,
+            "intermediate_size": size.text_ffn,
+            "num_hidden_layers": size.text_layers,
+            "num_attention_heads": size.text_heads,
+            "num_key_value_heads": size.text_kv_heads,
+            "head_dim": size.text_head_dim,
+            "max_position_embeddings": 8192,
             "rope_theta": 100000.0,
-            "pad_token_id": bpe.token_to_id("<|im_end|>"),
+            "pad_token_id": pad_id,
         },
         vision_config={
             "model_type": "smolvlm_vision",
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
+            "hidden_size": size.vision_hidden,
+            "intermediate_size": size.vision_ffn,
+            "num_hidden_layers": size.vision_layers,
+            "num_attention_heads": size.vision_heads,
             "patch_size": 16,
-            "image_size": image_size,
+            "image_size": size.image_size,
         },
-        scale_factor=2,
+        scale_factor=size.scale_factor,
         image_token_id=bpe.token_to_id("<image>"),
-        pad_token_id=bpe.token_to_id("<|im_end|>"),
+        pad_token_id=pad_id,
         vocab_size=vocab_size,
     )
     config.save_pretrained(directory)
-    image_processor = SmolVLMImageProcessor(
-        size={"longest_edge": image_size}, max_image_size={"longest_edge": image_size}
-    )
+    edge = {"longest_edge": size.image_size}
     processor = SmolVLMProcessor(
-        image_processor=image_processor,
+        image_processor=SmolVLMImageProcessor(size=edge, max_image_size=edge),
         tokenizer=tokenizer,
         video_processor=SmolVLMVideoProcessor(),
-        image_seq_len=(image_size // 16 // 2) ** 2,
+        image_seq_len=(size.image_size // 16 // size.scale_factor) ** 2,
     )
     processor.save_pretrained(directory)
     return directory
@@ -261,7 +288,7 @@ def build_tiny_smolvla(
     vlm_config = json.loads((Path(vlm_dir) / "config.json").read_text())
     image_size = int(vlm_config["vision_config"]["image_size"])
     text_layers = int(vlm_config["text_config"]["num_hidden_layers"])
-    inputs, outputs, stats = _features(cameras, joint_names, joint_names)
+    inputs, outputs, stats = policy_features(cameras, joint_names, joint_names)
     config = SmolVLAConfig(
         input_features=inputs,
         output_features=outputs,
@@ -277,7 +304,7 @@ def build_tiny_smolvla(
         rtc_config=RTCConfig(enabled=True, execution_horizon=10) if rtc else None,
     )
     torch.manual_seed(seed)
-    return _finish(SmolVLAPolicy(config), config, stats)
+    return with_processors(SmolVLAPolicy(config), config, stats)
 
 
 def save_checkpoint(tiny: TinyPolicy, directory: str | Path) -> Path:

@@ -3,6 +3,8 @@
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +70,17 @@ def test_read_checkpoint_reports_features_and_chunking(tiny_act_dir, tiny_smolvl
     assert act.image_resize is None
     assert (smolvla.policy_type, smolvla.chunk_size, smolvla.rtc_enabled) == ("smolvla", 50, False)
     assert smolvla.image_resize == (64, 64)
+
+
+def test_a_fresh_process_reads_and_loads_a_checkpoint(tiny_smolvla_dir):
+    """What so101-deploy does first: nothing LeRobot-related imported beforehand."""
+    code = (
+        "import sys; from policies.checkpoint import load_policy, read_checkpoint;"
+        "loaded = load_policy(read_checkpoint(sys.argv[1]), 'cpu'); print(loaded.checkpoint.features.policy_type)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tiny_smolvla_dir)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "smolvla"
 
 
 def test_the_training_run_folder_above_pretrained_model_is_accepted(tmp_path, tiny_act_dir):

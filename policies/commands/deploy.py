@@ -1,0 +1,257 @@
+r"""so101-deploy: run an ACT or SmolVLA checkpoint on the arms at 30 FPS and record every rollout.
+
+    so101-deploy --policy.path=outputs/train/act_fold/checkpoints/last/pretrained_model     # virtual rig
+    so101-deploy --config_path=hardware_configs/so101_bimanual.yaml \\
+        --policy.path=outputs/train/smolvla_fold/checkpoints/last/pretrained_model --engine.kind=rtc \\
+        --dataset.repo_id=me/eval_smolvla_fold --session.num_episodes=10 --session.episode_s=40
+    so101-deploy --policy.path=... --policy.rename_map='{"overhead": "top"}'     # camera names differ
+    so101-deploy --engine.kind=remote --remote.host=gpu-box --remote.policy_type=smolvla \\
+        --remote.checkpoint=/data/smolvla_fold --remote.policy_device=cuda       # policy on another machine
+
+Before any weights load, the checkpoint's cameras, image sizes, state and action are checked against
+the rig; a mismatch stops with every difference listed. The control loop never waits on inference
+(engine `async`, the default, computes the next chunk while the current one executes; `sync` is
+LeRobot's baseline); when no action is ready the arms hold their last commanded position. The safety
+layer is always on, and a NaN from the policy ends the episode before anything reaches the bus.
+Rollouts are recorded into an evaluation dataset with the demonstrations' features; per-tick
+inference facts (chunk id, latency, queue depth, starved tick) are kept beside it, where training
+never looks. Keys: →/n end the episode, q stop and save, e e-stop. Judge the rollouts with
+`so101-judge --dataset.root=<folder>`.
+"""
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+
+from policies.engines.config import EngineConfig, EngineKind
+from policies.engines.factory import make_engine
+from policies.engines.remote import RemoteEngineConfig
+from policies.errors import InferenceError, PolicyError
+from policies.rollout import RolloutSource
+from policies.source import PolicySource, policy_input
+from robot.cli import parse_command, run_command
+from robot.config import RigConfig
+from robot.control_loop import ControlLoop, Step
+from robot.errors import ConfigError
+from robot.rig import BimanualRig, SafetyStopError
+from robot.rig_ports import rig_ports
+from teleop.commands.record import DatasetConfig, card_table, describe_open
+from teleop.dataset.writer_process import DatasetWriter, WriterSpec
+from teleop.gesture import GestureConfig, GestureDetector
+from teleop.keys import HINTS, KeyReader
+from teleop.quality import GateAction, QualityGates
+from teleop.session import RecordingSession, SessionConfig
+from teleop.status_line import StatusLine
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """Which checkpoint runs, where, and how the rig's names map onto it."""
+
+    path: str = ""  # checkpoint directory (lerobot-train's .../pretrained_model) or a hub id (online only)
+    revision: str | None = None  # hub branch, tag or commit (hub ids only)
+    device: str = "auto"  # auto, cuda, cuda:<n>, mps or cpu
+    rename_map: str = ""  # rig camera -> checkpoint camera, as JSON/YAML, e.g. '{"overhead": "top"}'
+    # SmolVLA offline: a local folder with the VLM's config, processor and tokenizer files
+    vlm_model_name: str | None = None
+
+
+@dataclass(frozen=True)
+class DeployConfig:
+    """Options of so101-deploy (the rig comes from --config_path)."""
+
+    rig: RigConfig = field(default_factory=RigConfig)
+    policy: PolicyOptions = field(default_factory=PolicyOptions)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    # Only with engine.kind=remote: where LeRobot's policy server runs and what it serves
+    remote: RemoteEngineConfig | None = None
+    dataset: DatasetConfig = field(default_factory=lambda: DatasetConfig(repo_id="local/so101_eval"))
+    session: SessionConfig = field(default_factory=lambda: SessionConfig(num_episodes=10, episode_s=30.0))
+    # Control and dataset rate, frames per second
+    fps: int = 30
+    # Record the rollouts into the evaluation dataset (off: run only)
+    record: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.fps <= 120:
+            raise ConfigError(f"fps={self.fps}: expected 1..120")
+        remote = self.engine.kind is EngineKind.REMOTE
+        if remote and self.remote is None:
+            raise ConfigError("engine.kind=remote needs --remote.host, --remote.checkpoint and --remote.policy_type")
+        if not remote and not self.policy.path:
+            raise ConfigError("policy.path is empty: pass a checkpoint folder, e.g. --policy.path=outputs/.../last")
+        if self.record and not self.rig.cameras:
+            raise ConfigError("the rig file has no cameras: an evaluation dataset needs the demonstrations' cameras")
+
+
+class _NoWriter:
+    """Episodes run but are not kept (--record=false)."""
+
+    def __init__(self) -> None:
+        self._episodes = 0
+
+    def begin_episode(self, task: str) -> int:
+        self._episodes += 1
+        return self._episodes - 1
+
+    def add_frame(self, *args: Any) -> bool:
+        return True
+
+    def save_episode(self, quality: dict) -> None:
+        return None
+
+    def discard_episode(self) -> None:
+        return None
+
+
+def load_predictor(config: DeployConfig, console: Console) -> Any:
+    """Read the checkpoint, check it against the rig (no weights yet), then load it; None for remote."""
+    if config.engine.kind is EngineKind.REMOTE:
+        return None
+    from policies.checkpoint import CheckpointSource, load_policy, read_checkpoint
+    from policies.contract import RigSpec, check_contract, parse_rename_map
+    from policies.predictor import LeRobotPredictor
+
+    source = CheckpointSource(config.policy.path, config.policy.revision, config.policy.vlm_model_name)
+    checkpoint = read_checkpoint(source)
+    contract = check_contract(
+        checkpoint.features, RigSpec.from_rig_config(config.rig), parse_rename_map(config.policy.rename_map)
+    )
+    features = checkpoint.features
+    console.print(
+        f"checkpoint {config.policy.path}: {features.policy_type}, chunk {features.chunk_size}"
+        f" ({features.n_action_steps} executed), cameras {', '.join(contract.camera_keys.values())} — fits the rig"
+    )
+    for note in contract.notes:
+        console.print(f"  note: {note}")
+    loaded = load_policy(checkpoint, config.policy.device)
+    console.print(f"loaded on {loaded.device}")
+    return LeRobotPredictor(loaded, contract)
+
+
+def inference_status(source: PolicySource) -> str:
+    """Latency p50/p95, queue depth and starved ticks, for the status line."""
+    stats = source.stats()
+
+    def ms(value: float | None) -> str:
+        return "–" if value is None else f"{value * 1000:.0f}"
+
+    return (
+        f"inference p50/p95 {ms(stats.latency_p50_s)}/{ms(stats.latency_p95_s)} ms"
+        f"  queue {stats.queue_depth}  starved {stats.starved_ticks}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of so101-deploy."""
+
+    def body() -> int:
+        config = parse_command(DeployConfig, argv)
+        console = Console()
+        try:
+            return _deploy(config, console)
+        except (PolicyError, InferenceError) as e:
+            console.print(f"[bold red]error:[/] {e}")
+            return 1
+
+    return run_command(body)
+
+
+def _deploy(config: DeployConfig, console: Console) -> int:
+    predictor = load_predictor(config, console)
+    folder = config.dataset.folder()
+    cameras = tuple((c.name, c.height, c.width) for c in config.rig.cameras)
+    writer: Any = _NoWriter()
+    if config.record:
+        writer = DatasetWriter(
+            WriterSpec(
+                root=folder,
+                repo_id=config.dataset.repo_id,
+                fps=config.fps,
+                cameras=cameras,
+                vcodec=config.dataset.vcodec,
+                resume=config.dataset.resume,
+            )
+        )
+        console.print(describe_open(config.dataset.repo_id, writer.open()))
+    stopped_by = "done"
+    session: RecordingSession | None = None
+    source: PolicySource | None = None
+    try:
+        with rig_ports(config.rig) as found, BimanualRig(config.rig, found.ports) as rig, KeyReader() as keys:
+            warmup = None
+            if config.engine.kind is EngineKind.ENSEMBLE:
+                warmup = policy_input(rig.observe(), config.session.task)
+            choice = make_engine(config.engine, predictor, fps=config.fps, warmup=warmup, remote=config.remote,
+                                 cameras=cameras)  # fmt: skip
+            if choice.notice:
+                console.print(f"[yellow]{choice.notice}")
+            console.print(f"engine: {choice.kind}")
+            source = PolicySource(choice.engine, task=config.session.task)
+            rollout = RolloutSource(source, in_charge=lambda now: session is not None and session.in_progress(now))
+            status = StatusLine(rig, console, fps=config.fps, hints=HINTS if keys.enabled else "Ctrl-C: stop")
+            session = RecordingSession(
+                rig,
+                writer,
+                config.session,
+                # A rollout is evidence about the policy, good or bad: never re-recorded, only marked.
+                QualityGates(on_fail=GateAction.KEEP),
+                GestureDetector(GestureConfig(enabled=False)),
+                fps=config.fps,
+                keys=keys.poll,
+                engaged=lambda: rollout.engaged,
+                on_card=lambda card: console.print(card_table([card])),
+                on_event=console.print,
+                step_facts=rollout.step_facts,
+            )
+            live = session
+
+            class StatusText:
+                def on_step(self, step: Step) -> None:
+                    status.extra = f"{live.status(step.tick.start_s)}  {inference_status(rollout.driver)}"  # type: ignore[arg-type]
+
+            loop = ControlLoop(
+                rig, rollout, fps=config.fps, hooks=[session, StatusText(), status],
+                realtime_priority=config.rig.realtime_priority,
+            )  # fmt: skip
+            session.stop_loop = loop.stop
+            try:
+                with status:
+                    loop.run()
+            except KeyboardInterrupt:
+                stopped_by = "Ctrl-C (the episode in progress was discarded)"
+                session.abandon_episode()
+            except SafetyStopError as e:
+                stopped_by = f"{e} (the episode in progress was discarded)"
+                session.abandon_episode()
+            except InferenceError as e:
+                stopped_by = f"the policy failed: {e} (nothing of it was sent; the episode was discarded)"
+                session.abandon_episode()
+            finally:
+                source.close()
+            session.wait_for_save()
+    finally:
+        if config.record:
+            writer.close()
+    summary = _summary(source)
+    if session is not None:
+        console.print(card_table(session.cards))
+    console.print(f"stopped by {stopped_by}; {summary}")
+    if config.record and session is not None:
+        console.print(
+            f"{session.recorded} rollout(s) saved to {folder}\n"
+            f"judge them with: so101-judge --dataset.root={folder} --dataset.repo_id={config.dataset.repo_id}"
+        )
+    return 0 if stopped_by == "done" or stopped_by.startswith("Ctrl-C") else 1
+
+
+def _summary(source: PolicySource | None) -> str:
+    if source is None:
+        return "the policy never ran"
+    return f"{source.stats().chunks} chunks; {inference_status(source)}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
