@@ -32,7 +32,7 @@ from robot.feetech.so101_arm import SO101Arm
 from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.safety.config import ExitMode
 from robot.safety.engage import BODY
-from robot.safety.guard import ActionGuard, SafetyEvent
+from robot.safety.guard import ActionGuard, Intervention, SafetyEvent
 from robot.safety.limits import limits_from_calibration
 from robot.safety.ramp import max_difference, step_toward
 from robot.safety.watchdog import Verdict, Watchdog, WatchdogDecision
@@ -303,6 +303,9 @@ class BimanualRig:
                 self._gripper_floor[side] = None  # the source let go
                 continue
             if goals[side][GRIPPER] < floor:
+                self.counters.events.append(
+                    SafetyEvent(self.follower(side).name, GRIPPER, Intervention.RELIEF, goals[side][GRIPPER], floor)
+                )
                 goals[side][GRIPPER] = floor
                 self.counters.gripper_reliefs += 1
                 # Re-anchor the guard: the jaws are really at the floor, so moving the goal up to

@@ -11,7 +11,7 @@ The action recorded is the goal the followers were actually sent, after the safe
 what the arms were asked to do at that moment, so that is what a policy should learn to ask for.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -19,9 +19,10 @@ import numpy as np
 from robot.cameras.camera import Camera
 from robot.control_loop import Step
 from robot.joints import BIMANUAL_KEYS, GRIPPER
-from robot.safety.guard import Intervention
+from robot.safety.guard import Intervention, SafetyEvent
 from teleop.quality import EpisodeLog
 
+_KEY_INDEX = {key: i for i, key in enumerate(BIMANUAL_KEYS)}
 MOVING_DEG_S = 2.0  # slower than this on every body joint, the tick counts as idle
 
 
@@ -60,6 +61,19 @@ def timing_facts(step: Step) -> dict[str, float]:
     return facts
 
 
+def changed_mask(events: Sequence[SafetyEvent]) -> int:
+    """Bit i set: the safety layer changed joint BIMANUAL_KEYS[i] this frame (any intervention).
+
+    Kept per frame beside the dataset, so a check of "sent = the request after the safety layer"
+    knows which joints to compare exactly and which were clamped.
+    """
+    mask = 0
+    for event in events:
+        side = event.arm.split("_", 1)[0]
+        mask |= 1 << _KEY_INDEX[f"{side}_{event.joint}.pos"]
+    return mask
+
+
 class EpisodeRecorder:
     """Feeds one episode's steps to a sink and keeps the log its quality card is made from."""
 
@@ -95,6 +109,7 @@ class EpisodeRecorder:
         # The rig's own log of the frame, kept beside the dataset: what was read and what was sent.
         facts.update({f"state.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, state, strict=True)})
         facts.update({f"action.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, action, strict=True)})
+        facts["safety.changed_mask"] = float(changed_mask(events[events_before:]))
         if self.step_facts is not None:
             facts.update(self.step_facts(step))
         if not self.sink.add_frame(state, action, images, facts):

@@ -28,6 +28,7 @@ class Intervention(StrEnum):
     LIMIT = "limit"
     STEP = "step"
     VELOCITY = "velocity"
+    RELIEF = "relief"  # a squeezing gripper kept from closing further (the rig's gripper relief)
 
 
 @dataclass(frozen=True)
