@@ -1,0 +1,130 @@
+"""so101-demo end to end, shortened: every step runs and leaves the artifact a user would look at.
+
+One run of the real command (record -> dry run -> lerobot-train -> deploy -> judge -> report) on the
+virtual rig, then one test per artifact: the demonstrations and the rollouts load in LeRobot, the
+replay report and the judge dry run exist, the scores are in both stores, the report has its plots,
+and the closing summary says where everything is and how to open the review page.
+"""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from tests.commands_helpers import run
+
+pytestmark = pytest.mark.slow
+EPISODES = 2
+ROLLOUTS = 1
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """(output folder, stdout) of one shortened so101-demo run."""
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    result = run(
+        "so101-demo",
+        f"--output_dir={out}",
+        "--teleop_s=1",
+        "--lerobot_teleop=false",  # tests/test_commands_e2e.py runs LeRobot's teleoperation on the rig
+        f"--episodes={EPISODES}",
+        "--episode_s=3",
+        "--reset_s=0.5",
+        "--train_steps=2",
+        f"--rollouts={ROLLOUTS}",
+        "--rollout_s=2",
+        "--camera_width=128",
+        "--camera_height=96",
+        timeout_s=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
+    return out, result.stdout
+
+
+def _load(root: Path, repo_id: str):
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    return LeRobotDataset(repo_id, root=root, video_backend="pyav")
+
+
+def test_the_demonstrations_load_in_lerobot(demo):
+    out, _ = demo
+    dataset = _load(out / "datasets" / "fold_cloth", "demo/fold_cloth")
+    assert dataset.meta.total_episodes == EPISODES
+    assert set(dataset.meta.camera_keys) == {
+        f"observation.images.{c}" for c in ("left_wrist", "right_wrist", "overhead")
+    }
+    assert tuple(dataset[0]["observation.images.overhead"].shape) == (3, 96, 128)
+
+
+def test_the_dry_run_wrote_its_report(demo):
+    out, _ = demo
+    report = json.loads((out / "replay" / "report.json").read_text())
+    assert [e["episode"] for e in report["episodes"]] == [0]
+    html = (out / "replay" / "report.html").read_text()
+    assert "<img" in html
+    assert "http://" not in html
+    assert "https://" not in html
+
+
+def test_lerobot_train_wrote_a_checkpoint_that_was_deployed(demo):
+    out, stdout = demo
+    checkpoint = out / "train" / "tiny_act" / "checkpoints" / "last" / "pretrained_model"
+    assert (checkpoint / "model.safetensors").stat().st_size > 0
+    assert "fits the rig" in stdout  # so101-deploy's contract check passed before the weights loaded
+
+
+def test_the_rollouts_are_an_evaluation_dataset_with_inference_facts(demo):
+    out, _ = demo
+    root = out / "datasets" / "eval_tiny_act"
+    dataset = _load(root, "demo/eval_tiny_act")
+    assert dataset.meta.total_episodes == ROLLOUTS
+    assert not [key for key in dataset.meta.features if key.startswith("inference")]
+    timing = root / "meta" / "so101" / "episodes" / "episode-000000" / "timing.parquet"
+    import pyarrow.parquet as pq
+
+    assert "inference.chunk_id" in pq.read_schema(timing).names
+
+
+@pytest.mark.parametrize(("folder", "episodes"), [("fold_cloth", EPISODES), ("eval_tiny_act", ROLLOUTS)])
+def test_every_episode_is_scored_in_the_store_beside_its_dataset(demo, folder, episodes):
+    out, _ = demo
+    store = out / "datasets" / f"{folder}.evaluation.sqlite"
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT episode_index, status FROM episode_results").fetchall()
+        criteria = db.execute("SELECT DISTINCT criterion, source FROM scores").fetchall()
+    assert sorted(rows) == [(i, "scored") for i in range(episodes)]
+    assert sorted(criteria) == [("R1", "heuristic"), ("R2", "heuristic"), ("R3", "heuristic")]
+
+
+def test_the_judge_dry_run_shows_frames_prompt_and_cost(demo):
+    out, _ = demo
+    folder = out / "judge_dry_run"
+    estimate = json.loads((folder / "estimate.json").read_text())
+    assert estimate  # the cost estimate
+    files = {p.name for p in (folder / "episode_000000").iterdir()}
+    assert "prompt.md" in files
+    assert any(name.endswith(".jpg") or name.endswith(".png") for name in files)
+
+
+def test_the_comparison_report_has_its_plots(demo):
+    out, _ = demo
+    report = out / "report"
+    summary = json.loads((report / "report.json").read_text())
+    assert [p["name"] for p in summary["policies"]] == ["demonstrations", "tiny ACT"]
+    plots = sorted((report / "plots").glob("*.png"))
+    assert {p.stem.split("-")[0] for p in plots} >= {"heatmap", "criteria", "comparison"}
+    for plot in plots:
+        with Image.open(plot) as image:
+            assert image.width > 100
+            assert image.height > 100
+            low, high = image.convert("L").getextrema()
+            assert high - low > 50  # not a blank image
+
+
+def test_the_summary_says_where_everything_is_and_how_to_review(demo):
+    out, stdout = demo
+    assert "demo finished" in stdout
+    assert f"  so101-review --dataset.root={out / 'datasets' / 'eval_tiny_act'}\n" in stdout
