@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench clean
+.PHONY: setup demo test test-fast lint bench figures clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run_all
+
+# The README's pictures, from the output of `make demo` (run it first).
+figures: $(STAMP)
+	.ci/install_chromium.sh
+	$(PY) -m benchmarks.readme_figures
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
