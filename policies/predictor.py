@@ -108,7 +108,8 @@ class LeRobotPredictor:
             image = inputs.images.get(name)
             if image is None:
                 raise InferenceError(f"camera {name!r} gave no frame this tick; the policy needs it as {key!r}")
-            observation[key] = np.ascontiguousarray(image)
+            # Frames come read-only from the camera rings; torch.from_numpy (inside LeRobot) wants its own.
+            observation[key] = np.array(image, copy=True) if not image.flags.writeable else np.ascontiguousarray(image)
         return observation
 
     def _run(
