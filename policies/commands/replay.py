@@ -170,12 +170,16 @@ def summary_table(report: Report) -> Table:
 
 
 def first_findings(report: Report, limit: int = 5) -> list[str]:
-    """The first few limit hits and spikes, each with its frame and joint."""
+    """The first few limit hits and spikes, each with its frame and joint.
+
+    A limit hit says where the limit clamped the request; the step and speed caps may then have
+    sent less (the report's safety table has each intervention).
+    """
     lines = []
     for item in report.episodes:
         f = item.findings
-        lines += [f"episode {f.episode} frame {e.frame}: {e.joint} {e.kind} limit"
-                  f" (asked {e.requested:.2f}, sent {e.sent:.2f})" for e in f.limit_hits[:limit]]  # fmt: skip
+        lines += [f"episode {f.episode} frame {e.frame}: {e.joint} {'high' if e.requested > e.sent else 'low'} limit"
+                  f" (asked {e.requested:.2f}, clamped to {e.sent:.2f})" for e in f.limit_hits[:limit]]  # fmt: skip
         lines += [f"episode {f.episode} frame {s.first_frame}: {s.joint} {s.quantity} spike, peak {s.peak:.0f}"
                   for s in f.spikes[:limit]]  # fmt: skip
     return lines

@@ -10,7 +10,8 @@
 - timing: deadline misses (real-time pace: a tick later than half a period, or skipped deadlines)
   and the replay speed as a multiple of real time;
 - tracking (virtual and real arms): the state read one tick after a goal was sent against that
-  goal, and against the state recorded at that frame;
+  goal, and against the state recorded at that frame (ticks whose read failed, and so reused the
+  last state, are left out);
 - policy runs: per-joint error of the policy's actions against the recorded ones (starved ticks
   excluded), a chunk-seam discontinuity measure, and inference latency.
 """
@@ -273,9 +274,12 @@ def analyse(replay: ReplayRun, run: EpisodeRun, thresholds: Thresholds) -> Episo
     arms_move = replay.plan.target is not Target.DRY
     tracking = reproduction = None
     if arms_move and len(frames) > 1:
-        tracking = _errors(trace.observed[1:] - trace.sent[:-1], frames[:-1])
+        # A stale observation (the tick's bus read failed and the last one was reused) is not the
+        # state one tick later: it would charge the arms with the read's failure.
+        fresh = ~trace.stale[:, None]
+        tracking = _errors(np.where(fresh[1:], trace.observed[1:] - trace.sent[:-1], np.nan), frames[:-1])
         if run.recorded_states is not None:
-            reproduction = _errors(trace.observed - run.recorded_states[frames], frames)
+            reproduction = _errors(np.where(fresh, trace.observed - run.recorded_states[frames], np.nan), frames)
     commanded = None
     if run.arm_commands is not None and len(frames):
         goals = np.concatenate([run.arm_commands[f"{side}_follower"][: len(frames)] for side in ("left", "right")],

@@ -172,7 +172,8 @@ def open_dataset(root: Path, repo_id: str | None = None) -> ReplayDataset:
     """Open a dataset folder, checking its format version, features and video files.
 
     Raises:
-        DatasetFormatError: not a v3.0 dataset, unreadable metadata, or inconsistent features.
+        DatasetFormatError: not a v3.0 dataset, unreadable metadata, or inconsistent features (also a
+            camera whose video frames differ in size from its declared shape).
         VideoError: a video file is missing or cannot be opened.
     """
     root = Path(root).expanduser().resolve()
@@ -299,7 +300,11 @@ def _episode(root: Path, meta: object, row: dict, cameras: dict[str, tuple[int, 
 
 
 def _check_videos(episodes: tuple[EpisodeInfo, ...]) -> None:
-    """Every video file exists and opens as a video (its frames are decoded later, when needed)."""
+    """Every video file exists, opens as a video, and has the frame size info.json declares.
+
+    Its frames are decoded later, when needed; a size mismatch found only then would surface after
+    the replay (in the report's stills) or stop a policy run midway.
+    """
     seen: set[Path] = set()
     for episode in episodes:
         for video in episode.videos:
@@ -313,10 +318,22 @@ def _check_videos(episodes: tuple[EpisodeInfo, ...]) -> None:
                 )
             try:
                 with av.open(str(video.path)) as container:
-                    if not container.streams.video:
-                        raise VideoError(f"{video.path} holds no video stream. Next: restore or re-download it")
+                    streams = container.streams.video
+                    size = (streams[0].codec_context.height, streams[0].codec_context.width) if streams else None
             except av.error.FFmpegError as e:
                 raise VideoError(
                     f"camera '{video.name}': cannot open {video.path} ({e}); the file is corrupt."
                     " Next: restore it from a copy of the dataset, or download the dataset again"
                 ) from e
+            if size is None:
+                raise VideoError(
+                    f"camera '{video.name}': {video.path} holds no video stream; the file is corrupt."
+                    " Next: restore it from a copy of the dataset, or download the dataset again"
+                )
+            if size != (video.height, video.width):
+                raise DatasetFormatError(
+                    f"camera '{video.name}': meta/info.json declares {video.width}x{video.height} frames"
+                    f" (feature {IMAGE_PREFIX}{video.name}), but {video.path} holds {size[1]}x{size[0]}."
+                    f" Next: fix that feature's shape in meta/info.json to [{size[0]}, {size[1]}, 3], or re-encode"
+                    " the video"
+                )

@@ -5,9 +5,9 @@
 
 The HTML page is self-contained (plots and stills inline as base64 PNG) so it can be mailed or
 attached to an issue. The JSON file holds the same findings plus every tick's trajectories
-(frames, recorded action, requested, sent, observed), for scripts and tests. A problem found while
-writing (a recorded overhead frame that cannot be decoded) is listed in both, not raised: the
-replay's results are never lost to it.
+(frames, recorded action, requested, sent, observed, which reads were stale), for scripts and
+tests. A problem found while writing (a recorded overhead frame that cannot be decoded) is listed
+in both, not raised: the replay's results are never lost to it.
 """
 
 import dataclasses
@@ -160,6 +160,7 @@ def report_json(report: Report) -> dict:
             "requested": _rounded(trace.requested),
             "sent": _rounded(trace.sent),
             "observed": _rounded(trace.observed),
+            "stale": trace.stale.tolist(),  # the tick's read failed: `observed` repeats the last one
         }
         episodes.append(entry)
     return _plain(
