@@ -140,12 +140,35 @@ def _judge_bench(data: Mapping[str, Any]) -> list[Row]:
     return rows
 
 
+# LeRobot's figures in ../shared/notes/stack.md §3-§4 (2 cores, 3 cameras at 480x640), for the targets' text.
+POLICY_CPU_NOTES = {"act": "LeRobot 0.59 s in the notes", "smolvla": "LeRobot 5.1 s in the notes"}
+POLICY_RSS_NOTES = {"act": "≤ LeRobot's", "smolvla": "≤ LeRobot's (2.8 GB in the notes)"}
+
+
+def _policy_cpu(data: Mapping[str, Any]) -> list[Row]:
+    by = {(r["policy"], r["impl"]): r for r in data["results"]}
+    rows = []
+    for policy in ("act", "smolvla"):
+        ours, ref = by.get((policy, "ours")), by.get((policy, "lerobot"))
+        if not ours or not ref:
+            continue
+        name = {"act": "ACT", "smolvla": "SmolVLA"}[policy]
+        rows += [
+            Row("policy_cpu", f"{name} (full size) CPU chunk latency median", "s", ours["median_s"], ref["median_s"],
+                target=f"≤ LeRobot's ({POLICY_CPU_NOTES[policy]})"),
+            Row("policy_cpu", f"{name} (full size) peak RSS", "MB", ours["peak_rss_mb"], ref["peak_rss_mb"],
+                target=POLICY_RSS_NOTES[policy]),
+        ]  # fmt: skip
+    return rows
+
+
 EXTRACTORS: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
     "bus_cycle": _bus_cycle,
     "rig_loop": _rig_loop,
     "camera_skew": _camera_skew,
     "record_writer": _record_writer,
     "judge_bench": _judge_bench,
+    "policy_cpu": _policy_cpu,
 }
 
 
