@@ -49,3 +49,19 @@ def realtime_thread(priority: int) -> Iterator[bool]:
     finally:
         if granted:
             os.sched_setscheduler(0, old_policy, old_param)
+
+
+def ordinary_thread() -> None:
+    """Put the calling thread back in ordinary scheduling (a thread inherits its creator's policy).
+
+    For CPU-bound workers started from a real-time thread (policy inference): at SCHED_FIFO a
+    0.3-5 s chunk would preempt the cameras, the dataset writer and the encoder, and the loop
+    thread itself cannot time-slice against an equal-priority FIFO thread.
+    """
+    if not hasattr(os, "sched_getscheduler"):
+        return
+    try:
+        if os.sched_getscheduler(0) != os.SCHED_OTHER:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except OSError as e:  # lowering one's own priority is always permitted; be safe anyway
+        logger.warning("could not return a worker thread to ordinary scheduling: %s", e)

@@ -39,6 +39,7 @@ from policies.engines.chunk_queue import ChunkQueue, validate_chunk
 from policies.engines.latency import LatencyLog
 from policies.engines.predict import call_predictor
 from policies.errors import InferenceError, PolicyError
+from robot.realtime import ordinary_thread
 
 logger = logging.getLogger(__name__)
 JOIN_TIMEOUT_S = 10.0  # close() waits this long for a chunk in progress, seconds
@@ -264,6 +265,7 @@ class BackgroundEngine:
     # --- the worker thread -----------------------------------------------------------------
 
     def _work(self) -> None:
+        ordinary_thread()  # started from the loop's thread, which may be real-time
         while True:
             with self._wake:
                 while self._request is None and not self._stopping:

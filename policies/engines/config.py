@@ -31,7 +31,7 @@ class EngineConfig:
     """Which engine runs the policy, and how."""
 
     kind: EngineKind = EngineKind.ASYNC  # sync, async, rtc, ensemble or remote
-    n_action_steps: int | None = None  # actions executed per chunk (ACT's n_action_steps); None: the whole chunk
+    n_action_steps: int | None = None  # actions executed per chunk; None: the checkpoint's own n_action_steps
     refill_threshold: int | None = None  # ask for the next chunk when this many actions remain; None: from latency
     latency_margin: float = 1.5  # automatic threshold covers the recent worst chunk latency times this
     expected_latency_s: float | None = None  # latency estimate before the first chunk is timed, seconds
@@ -40,7 +40,9 @@ class EngineConfig:
     ensemble_coeff: float = 0.01  # ensemble: weight exp(-coeff * i) of the i-th oldest prediction (ACT's default)
     ensemble_budget: float = 0.8  # ensemble: only when a chunk takes at most this fraction of a period
     warmup_calls: int = 3  # ensemble: timed predictor calls (after one untimed) to decide whether it keeps up
-    prime: bool = True  # compute the first chunk before each episode starts, so its first ticks are not starved
+    # so101-replay: compute the first chunk before each episode starts, so its first ticks are not starved
+    # (so101-deploy always starts recording an episode at the policy's first action instead)
+    prime: bool = True
 
     def __post_init__(self) -> None:
         kinds = [kind.value for kind in EngineKind]

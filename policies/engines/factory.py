@@ -12,7 +12,7 @@ engines that import LeRobot (RTC) or gRPC (remote) are imported only when asked 
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from policies.engine import ChunkPredictor, InferenceEngine, PolicyInput
@@ -70,6 +70,9 @@ def make_engine(
         return EngineChoice(make_remote_engine(remote, cameras, fps), EngineKind.REMOTE)
     if predictor is None:
         raise PolicyError(f"engine.kind={config.kind}: needs a loaded policy (only engine.kind=remote runs without)")
+    if config.n_action_steps is None:
+        # What the checkpoint was trained to execute per chunk (ACT's n_action_steps), as LeRobot does.
+        config = replace(config, n_action_steps=getattr(predictor, "n_action_steps", None))
     match config.kind:
         case EngineKind.SYNC:
             return EngineChoice(SyncEngine(predictor, n_action_steps=config.n_action_steps), EngineKind.SYNC)

@@ -59,6 +59,7 @@ from policies.engines.remote_wire import (
 )
 from policies.errors import RemotePolicyError
 from robot.errors import ConfigError
+from robot.realtime import ordinary_thread
 
 logger = logging.getLogger(__name__)
 
@@ -252,6 +253,7 @@ class RemoteEngine:
     # --- worker --------------------------------------------------------------------------------
 
     def _work(self) -> None:
+        ordinary_thread()  # started from the loop's thread, which may be real-time
         outage_since: float | None = None
         while not self._closing.is_set():
             if not self._want.wait(timeout=0.1) or self._closing.is_set():

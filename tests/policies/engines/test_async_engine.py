@@ -1,10 +1,14 @@
 """The asynchronous engine on a scripted predictor with injected latency, at 30 FPS."""
 
+import os
+import threading
+
 import pytest
 
 from policies.engines.async_engine import AsyncEngine
 from policies.errors import InferenceError, NonFiniteActionError
 from policies.testing.scripted_predictor import ScriptedPredictor
+from robot.realtime import realtime_thread
 from tests.policies.engines.helpers import drive, inputs_at
 
 
@@ -150,3 +154,35 @@ def test_a_nan_chunk_raises_before_any_of_it_is_served(engines):
     with pytest.raises(NonFiniteActionError, match=r"chunk 1 .* action 9, left_shoulder_pan\.pos"):
         drive()
     assert {a.chunk_id for a in served if a is not None} == {0}
+
+
+class SchedulingProbe(ScriptedPredictor):
+    """Records the scheduling policy of the thread each chunk is computed on."""
+
+    def __init__(self) -> None:
+        super().__init__(chunk_size=10)
+        self.policies: list[int] = []
+
+    def predict_chunk(self, inputs, **options):
+        self.policies.append(os.sched_getscheduler(0))
+        return super().predict_chunk(inputs, **options)
+
+
+def test_the_worker_started_from_a_real_time_loop_thread_runs_at_ordinary_priority(engines):
+    probe = SchedulingProbe()
+    engine = engines(probe)
+    granted: list[bool] = []
+
+    def loop_thread() -> None:  # what ControlLoop does: the engine starts on its first next_action
+        with realtime_thread(10) as ok:
+            granted.append(ok)
+            engine.next_action(inputs_at(0), 0)
+            engine.wait_for_chunk(5.0)
+
+    thread = threading.Thread(target=loop_thread)
+    thread.start()
+    thread.join(10.0)
+    if not granted[0]:
+        pytest.skip("real-time scheduling is not permitted here (needs root or an rtprio limit)")
+    assert probe.policies
+    assert set(probe.policies) == {os.SCHED_OTHER}

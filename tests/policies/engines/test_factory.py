@@ -26,6 +26,22 @@ def test_each_kind_builds_its_engine(kind, engine_type):
         choice.engine.close()
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_by_default_the_checkpoints_own_n_action_steps_are_executed(kind):
+    predictor = ScriptedPredictor(chunk_size=10)
+    predictor.n_action_steps = 6  # what LeRobotPredictor reports from the checkpoint's config
+    choice = make_engine(EngineConfig(kind=kind), predictor, fps=30)
+    try:
+        assert choice.engine.n_action_steps == 6
+    finally:
+        choice.engine.close()
+    override = make_engine(EngineConfig(kind=kind, n_action_steps=10), predictor, fps=30)
+    try:
+        assert override.engine.n_action_steps == 10
+    finally:
+        override.engine.close()
+
+
 def test_async_settings_reach_the_engine():
     config = EngineConfig(blend="replace", blend_steps=4, latency_margin=2.0, expected_latency_s=0.2)
     engine = make_engine(config, ScriptedPredictor(chunk_size=50), fps=30).engine
