@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.commands_helpers import run
+from tests.test_record_e2e import RELAXED_CAPTURE
 
 CAMERAS = ("left_wrist", "right_wrist", "overhead")
 EPISODE_FRAMES = 60  # 2 s at 30 fps
@@ -35,7 +36,8 @@ class Recording:
 def rig_yaml(folder: Path) -> Path:
     """A virtual rig living under `folder`, pre-calibrated, with small cameras."""
     cameras = [{"kind": "virtual", "name": name, "view": name, "width": 128, "height": 96,
-                "phase_s": 0.003 * (i + 1), "seed": i} for i, name in enumerate(CAMERAS)]  # fmt: skip
+                "phase_s": 0.003 * (i + 1), "seed": i, "capture": RELAXED_CAPTURE}
+               for i, name in enumerate(CAMERAS)]  # fmt: skip
     rig = {
         "id": "replay_rig",
         "calibration": {"dir": str(folder / "calibration")},
