@@ -17,6 +17,7 @@ released (`safety.on_exit`; a watchdog stop or an e-stop always rests and releas
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -40,9 +41,14 @@ from robot.safety.watchdog import Verdict, Watchdog, WatchdogDecision
 logger = logging.getLogger(__name__)
 REST_TOLERANCE_DEG = 1.0
 REST_TIMEOUT_S = 15.0
-REST_SETTLE_S = 2.0
+REST_SETTLE_S = 2.0  # after the last goal, how long to wait for the joints to arrive
 # A relieved gripper may still press this far past where it is, percent: enough to hold the cloth.
-GRIPPER_RELIEF_SQUEEZE_PERCENT = 3.0  # after the last goal, how long to wait for the joints to arrive
+GRIPPER_RELIEF_SQUEEZE_PERCENT = 3.0
+# Relief is for jaws that squeeze something: loaded, driven closed and still. A gripper closing fast in
+# free air is loaded too, but it moves (or was only just told to close): over the last ticks its jaws
+# moved more than the band, or its goals were not below the jaws by more than the band. percent / ticks.
+GRIPPER_STALL_BAND_PERCENT = 1.5
+GRIPPER_STALL_TICKS = 4
 _REST_FPS = 30.0
 
 
@@ -132,6 +138,8 @@ class BimanualRig:
         self._stack: ExitStack | None = None
         self._relieve = dict.fromkeys(Side, False)
         self._gripper_floor: dict[Side, float | None] = {}
+        self._gripper_seen = {side: deque(maxlen=GRIPPER_STALL_TICKS) for side in Side}  # jaw positions, %
+        self._gripper_sent = {side: deque(maxlen=GRIPPER_STALL_TICKS) for side in Side}  # goals sent, %
         self._last_observation: Observation | None = None
 
     def _so101_arm(self, side: Side, role: Role, port: str) -> SO101Arm:
@@ -222,9 +230,11 @@ class BimanualRig:
 
         results = self.pool.run({name: (lambda a=arm: read(a)) for name, arm in self.arms.items()})
         bus_time = time.monotonic() - start
-        self._watch({name: health for name, (_, health) in results.items()})
         readings = {name: reading for name, (reading, _) in results.items()}
         followers = {side: readings[arm_name(side, Role.FOLLOWER)] for side in Side}
+        for side in Side:
+            self._gripper_seen[side].append(followers[side].positions[GRIPPER])
+        self._watch({name: health for name, (_, health) in results.items()})
         leaders = {
             side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
         }
@@ -245,7 +255,8 @@ class BimanualRig:
             health = polls.get(self.follower(side).name)
             watchdog = self.watchdogs[side]
             decision = watchdog.update(health) if health is not None else watchdog.decision
-            self._relieve[side] = decision.relieve_gripper
+            if health is not None:  # a fresh poll: squeezing means loaded *and* still, right now
+                self._relieve[side] = decision.relieve_gripper and self._gripper_stalled(side)
             decisions.append(decision)
         self.last_decision = max(decisions, key=lambda d: d.verdict)
 
@@ -283,6 +294,8 @@ class BimanualRig:
                 for side in Side
             }
         )
+        for side in Side:
+            self._gripper_sent[side].append(sent[arm_name(side, Role.FOLLOWER)][GRIPPER])
         return {joint_key(side, j): sent[arm_name(side, Role.FOLLOWER)][j] for side in Side for j in JOINT_NAMES}
 
     def _relieve_grippers(self, goals: dict[Side, dict[str, float]]) -> None:
@@ -297,6 +310,7 @@ class BimanualRig:
             if floor is None and self._relieve[side] and observation is not None:
                 floor = observation.followers[side].positions[GRIPPER] - GRIPPER_RELIEF_SQUEEZE_PERCENT
                 self._gripper_floor[side] = floor
+                self._relieve[side] = False  # this poll's verdict is used up; the next poll may renew it
             if floor is None:
                 continue
             if goals[side][GRIPPER] > floor + GRIPPER_RELIEF_SQUEEZE_PERCENT:
@@ -312,6 +326,15 @@ class BimanualRig:
                 # it is no jump (the command was further closed than the jaws could go).
                 guard = self.guards[side]
                 guard.last_sent[GRIPPER] = max(guard.last_sent[GRIPPER], floor)
+
+    def _gripper_stalled(self, side: Side) -> bool:
+        """Whether the follower's jaws stayed put over the last few ticks while told to close further."""
+        seen, sent = self._gripper_seen[side], self._gripper_sent[side]
+        if len(seen) < GRIPPER_STALL_TICKS or len(sent) < GRIPPER_STALL_TICKS:
+            return False
+        still = max(seen) - min(seen) <= GRIPPER_STALL_BAND_PERCENT
+        driven = all(goal < position - GRIPPER_STALL_BAND_PERCENT for goal, position in zip(sent, seen, strict=True))
+        return still and driven
 
     def _hold(self) -> dict[str, float]:
         """Keep the followers where they were when the hold began."""

@@ -64,8 +64,9 @@ def timing_facts(step: Step) -> dict[str, float]:
 def changed_mask(events: Sequence[SafetyEvent]) -> int:
     """Bit i set: the safety layer changed joint BIMANUAL_KEYS[i] this frame (any intervention).
 
-    Kept per frame beside the dataset, so a check of "sent = the request after the safety layer"
-    knows which joints to compare exactly and which were clamped.
+    Kept per frame beside the dataset (as `safety.changed_mask`, and `safety.relief_mask` for the
+    gripper relief alone), so a check of "sent = the request after the safety layer" knows which
+    joints to compare exactly and which were clamped.
     """
     mask = 0
     for event in events:
@@ -109,7 +110,9 @@ class EpisodeRecorder:
         # The rig's own log of the frame, kept beside the dataset: what was read and what was sent.
         facts.update({f"state.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, state, strict=True)})
         facts.update({f"action.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, action, strict=True)})
-        facts["safety.changed_mask"] = float(changed_mask(events[events_before:]))
+        step_events = events[events_before:]
+        facts["safety.changed_mask"] = float(changed_mask(step_events))
+        facts["safety.relief_mask"] = float(changed_mask([e for e in step_events if e.kind is Intervention.RELIEF]))
         if self.step_facts is not None:
             facts.update(self.step_facts(step))
         if not self.sink.add_frame(state, action, images, facts):

@@ -205,3 +205,25 @@ def test_a_frozen_camera_stops_the_session_with_a_typed_error(camera_rig):
 
     with camera_rig(freeze_after_s=0.5) as rig, pytest.raises(CameraStaleError, match="overhead"):
         observe_until_error(rig)
+
+
+def test_a_gripper_closing_fast_in_free_air_is_not_relieved(rig_setup):
+    # A gripper moving at full speed is at its torque limit (50 % load, above the 35 % relief load) even
+    # with nothing between the jaws: relief must wait for jaws that stay put while driven closed, or a
+    # fast close would stop half-way (the floor holds until the command opens again). Several open and
+    # close cycles, so that health polls (every 0.5 s) land during closes.
+    with rig_setup() as rig:
+        goal = dict(rig.observe().state())
+        grippers = [key for key in goal if key.endswith("gripper.pos")]
+        after_close = []
+        for target in (70.0, 5.0) * 5:
+            start = time.monotonic()
+            while time.monotonic() - start < 0.7:
+                rig.observe()
+                rig.act(goal | dict.fromkeys(grippers, target))
+                time.sleep(1 / 30)
+            if target == 5.0:
+                state = rig.observe().state()
+                after_close.append({key: round(state[key], 1) for key in grippers})
+    assert all(value == pytest.approx(5.0, abs=2.0) for close in after_close for value in close.values()), after_close
+    assert not [e for e in rig.counters.events if e.kind is Intervention.RELIEF]

@@ -114,11 +114,15 @@
     seek(frameTime(frameAt(next === undefined ? times[0] : next)));
   }
 
+  // Each video starts at the episode's start inside its shared file. A video whose metadata loaded
+  // before this script ran never fires loadedmetadata again: it is placed at the end of this script.
+  function place(v) {
+    v.currentTime = offset(v) + clamp(data.start_t || frameTime(0), 0, frameTime(last));
+    if (v === master) show();
+  }
+
   for (const v of videos) {
-    v.addEventListener("loadedmetadata", () => {
-      v.currentTime = offset(v) + clamp(data.start_t || frameTime(0), 0, frameTime(last));
-      if (v === master) show();
-    });
+    v.addEventListener("loadedmetadata", () => place(v));
     v.addEventListener("seeked", () => { if (v === master && !playing) show(); });
     v.addEventListener("error", () => {
       const note = document.createElement("p");
@@ -174,6 +178,6 @@
 
   const hash = window.location.hash.replace("#criterion-", "");
   selectCriterion(data.criteria.includes(hash) ? data.criteria.indexOf(hash) : selected);
-  if (master && master.readyState >= 1) seek(data.start_t || frameTime(0));
+  for (const v of videos) if (v.readyState >= 1) place(v);
   show();
 })();
