@@ -27,7 +27,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     result = run(
         "so101-demo",
         f"--output_dir={out}",
-        "--teleop_s=1",
+        "--teleop_s=0",  # tests/teleop covers so101-teleop
         "--lerobot_teleop=false",  # tests/test_commands_e2e.py runs LeRobot's teleoperation on the rig
         f"--episodes={EPISODES}",
         "--episode_s=3",

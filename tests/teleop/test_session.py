@@ -151,7 +151,10 @@ def test_dropped_camera_frames_are_counted_exactly_and_the_episode_is_recorded_a
     with rig_env(dropping) as rig:
         schedule = rig.cameras["overhead"].schedule
         drops_only = QualityGates(min_fps=10, max_period_error_p99_ms=200, max_skew_p99_ms=200)
-        session = record(rig, writer, SessionConfig(num_episodes=1, episode_s=2.0, reset_s=0.2), gates=drops_only)
+        # Every attempt fails the gates (5 % drops): stop during the second attempt instead of re-recording
+        # until the loop's 30 s are up.
+        session = record(rig, writer, SessionConfig(num_episodes=1, episode_s=2.0, reset_s=0.2), gates=drops_only,
+                         keys_at={100: Key.STOP})  # fmt: skip
     first = session.cards[0]
     assert writer.calls[:2] == ["begin", "discard"]  # not kept silently
     assert first.verdict == "rerecord"
