@@ -57,6 +57,7 @@ from robot.cameras.virtual.joint_sources import fold_source
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.loop_timer import LoopTimer
 from robot.realtime import realtime_thread
+from robot.rig import capture_below
 from robot.safety.config import ExitMode, SafetyConfig
 from robot.virtual.bus import TimingMode
 from robot.virtual.rig_model import VirtualRigConfig
@@ -195,7 +196,11 @@ def connected_rigs(root: Path) -> Iterator[tuple[dict[str, Step], Callable[[], i
         calibration=CalibrationConfig(dir=root),
         bus=BusConfig(reply_timeout_ms=20, read_deadline_ms=50),
         safety=SafetyConfig(on_exit=ExitMode.HOLD),  # no slow move to rest at the end
-        virtual=VirtualRigConfig(runtime_dir=root / "rig", timing=TimingMode.WIRE, calibrated=True),
+        # The emulated buses at real-time priority, as the virtual rig file runs them: real buses are not
+        # slowed by the host's load (both implementations talk to the same emulator).
+        virtual=VirtualRigConfig(
+            runtime_dir=root / "rig", timing=TimingMode.WIRE, calibrated=True, realtime_priority=REALTIME_PRIORITY
+        ),
     )
     with contextlib.ExitStack() as stack:
         found = stack.enter_context(rig_ports(config))
@@ -267,11 +272,15 @@ def busy_wait() -> float:
 
 @contextlib.contextmanager
 def running_cameras() -> Iterator[dict[str, Camera]]:
-    """Three virtual 480x640 cameras at 30 fps, each rendering in its own capture thread."""
+    """Three virtual 480x640 cameras at 30 fps, each rendering in its own capture thread.
+
+    Their capture threads get the priority `BimanualRig` gives its cameras (just below the loop's).
+    """
     configs = [
-        VirtualCameraConfig(name=name, view=view, width=640, height=480, fps=FPS, phase_s=phase)
+        capture_below(VirtualCameraConfig(name=name, view=view, width=640, height=480, fps=FPS, phase_s=phase),
+                      REALTIME_PRIORITY)
         for name, view, phase in CAMERAS
-    ]
+    ]  # fmt: skip
     cameras = make_cameras(configs, joint_source=fold_source())
     with contextlib.ExitStack() as stack:
         for camera in cameras.values():

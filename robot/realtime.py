@@ -6,18 +6,23 @@ With SCHED_FIFO the loop preempts ordinary work the moment its deadline comes, w
 robot control stacks do. It needs root or an `rtprio` limit (e.g. `@audio - rtprio 20` in
 /etc/security/limits.conf); without them the request fails and everything runs as before.
 
-Only threads that sleep most of the time get it (the control loop waits on its deadline, the bus
-threads in `select()`); camera rendering and encoding stay ordinary (see the SVT-AV1 trap in the
-notes: real-time encoder threads starve a loop).
+Only threads that sleep most of the time get it: the control loop waits on its deadline, the bus
+threads in `select()`, the camera capture threads for their next frame (one priority below the
+loop; a few ms of work per frame). Encoding and inference stay ordinary (see the SVT-AV1 trap in
+the notes: real-time encoder threads starve a loop). Camera threads must be real-time too because
+of the GIL: an ordinary thread holding it, preempted by an encoder process, would make the woken
+loop wait a whole time slice (15-18 ms measured) for the lock.
 """
 
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 logger = logging.getLogger(__name__)
 _warned = False
+REALTIME_SWITCH_INTERVAL_S = 0.001  # GIL hand-over bound while a real-time loop runs, seconds
 
 
 def make_realtime(priority: int) -> bool:
@@ -37,17 +42,26 @@ def make_realtime(priority: int) -> bool:
 
 @contextmanager
 def realtime_thread(priority: int) -> Iterator[bool]:
-    """SCHED_FIFO for the calling thread inside the block, its old policy restored after."""
+    """SCHED_FIFO for the calling thread inside the block, its old policy restored after.
+
+    While granted, the interpreter's GIL switch interval drops to `REALTIME_SWITCH_INTERVAL_S`: a
+    woken real-time thread waits that long at most for another Python thread to hand over the GIL
+    (the default, 5 ms, would be a sixth of a 30 Hz period).
+    """
     try:
         old_policy, old_param = os.sched_getscheduler(0), os.sched_getparam(0)
     except (AttributeError, OSError):
         yield False
         return
     granted = make_realtime(priority)
+    old_interval = sys.getswitchinterval()
+    if granted:
+        sys.setswitchinterval(min(old_interval, REALTIME_SWITCH_INTERVAL_S))
     try:
         yield granted
     finally:
         if granted:
+            sys.setswitchinterval(old_interval)
             os.sched_setscheduler(0, old_policy, old_param)
 
 

@@ -20,10 +20,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from robot.arm import ArmHealth, JointReading
 from robot.arm_pool import ArmPool
+from robot.cameras.config import CameraConfig
 from robot.cameras.factory import make_cameras
 from robot.cameras.sync import SyncReader
 from robot.cameras.sync_stats import SyncedFrames
@@ -81,6 +82,13 @@ def _flatten(readings: Mapping[Side, JointReading]) -> dict[str, float]:
     return {joint_key(side, j): readings[side].positions[j] for side in Side for j in JOINT_NAMES}
 
 
+def capture_below(camera: CameraConfig, loop_priority: int) -> CameraConfig:
+    """The camera's config with its capture thread real-time just below the loop (when the loop is)."""
+    if loop_priority <= 1 or camera.capture.realtime_priority:
+        return camera
+    return replace(camera, capture=replace(camera.capture, realtime_priority=loop_priority - 1))
+
+
 def split_action(action: Mapping[str, float]) -> dict[Side, dict[str, float]]:
     """A 12-key action as one goal per side."""
     missing = [joint_key(s, j) for s in Side for j in JOINT_NAMES if joint_key(s, j) not in action]
@@ -123,7 +131,7 @@ class BimanualRig:
         }
         # Virtual cameras render what the followers last reported (never bus I/O of their own).
         self._joint_snapshot: dict[str, float] = {}
-        configs = config.cameras if with_cameras else ()
+        configs = [capture_below(c, config.realtime_priority) for c in config.cameras] if with_cameras else []
         self.cameras = make_cameras(configs, joint_source=self._joints_for_cameras)
         self.sync = SyncReader(list(self.cameras.values()), config.sync) if self.cameras else None
         self.pool = ArmPool(len(self.arms), realtime_priority=config.realtime_priority)

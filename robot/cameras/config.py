@@ -61,11 +61,16 @@ class CaptureConfig:
     read_failures_before_reconnect: int = 3  # consecutive failed reads that trigger a reconnect
     reconnect_attempts: int = 3  # reopen attempts before the camera is declared disconnected
     reconnect_delay_s: float = 0.5  # pause before each reopen (USB re-enumeration takes time), seconds
+    # SCHED_FIFO priority of the capture thread, 0 = ordinary. The rig sets it just below its loop's,
+    # so a capture thread holding the GIL is never preempted by an encoder while the loop waits for it.
+    realtime_priority: int = 0
 
     def check(self, camera: str) -> None:
         """Validate for the camera named `camera`; raises CameraConfigError naming the field."""
         _check(camera, "capture.ring_size", self.ring_size, self.ring_size >= 2, "an int >= 2 frames")
         _check(camera, "capture.max_frame_age_s", self.max_frame_age_s, self.max_frame_age_s > 0, "seconds > 0")
+        priority = self.realtime_priority
+        _check(camera, "capture.realtime_priority", priority, 0 <= priority <= 99, "0 (ordinary) to 99")
         _check(
             camera,
             "capture.connect_timeout_s",

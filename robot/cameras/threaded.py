@@ -27,6 +27,7 @@ from robot.cameras.errors import (
 )
 from robot.cameras.frame import Frame
 from robot.cameras.ring import ANY_TIME_S, FrameRing
+from robot.realtime import make_realtime
 
 logger = logging.getLogger(__name__)
 
@@ -183,6 +184,7 @@ class ThreadedCamera:
             raise CameraDisconnectedError(self._name, "not connected", "connect it first (or enter the rig)")
 
     def _run(self) -> None:
+        make_realtime(self._capture.realtime_priority)  # no-op at 0 or when not permitted
         failures = 0
         try:
             while not self._stop.is_set():
