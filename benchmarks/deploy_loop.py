@@ -14,7 +14,7 @@
                     prepare_observation_for_inference -> preprocessor -> policy.select_action
                     (a whole chunk when its queue is empty) -> postprocessor -> robot.send_action
                 precise_sleep(1/fps - dt)
-    child "ours", a fresh process: so101-deploy's load_predictor -> make_engine(EngineConfig(kind=
+    child "ours", a fresh process: so101-deploy's check_checkpoint + load_predictor -> make_engine(EngineConfig(kind=
             async)) -> PolicySource -> source.prime(rig.observe()) -> ControlLoop(BimanualRig
             (followers, 3 cameras)).run(); then (full run) a second window unprimed, as so101-deploy
             starts it: the engine's worker thread starts inside the loop and inherits its SCHED_FIFO

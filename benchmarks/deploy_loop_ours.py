@@ -96,7 +96,7 @@ def run_ours(
     """
     from rich.console import Console
 
-    from policies.commands.deploy import DeployConfig, PolicyOptions, load_predictor
+    from policies.commands.deploy import DeployConfig, PolicyOptions, check_checkpoint, load_predictor
     from policies.engines.config import EngineConfig, EngineKind
     from policies.engines.factory import make_engine
 
@@ -109,7 +109,8 @@ def run_ours(
         fps=FPS,
         record=False,
     )
-    predictor = load_predictor(deploy, Console(stderr=True))
+    console = Console(stderr=True)
+    predictor = load_predictor(deploy, check_checkpoint(deploy, console), console)
     results = []
     for side, prime, window_s in (("ours", True, seconds), (UNPRIMED, False, unprimed_s)):
         if window_s <= 0:

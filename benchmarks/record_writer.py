@@ -9,8 +9,9 @@
             gradients and a moving block, 2 s cycle) to the writer each tick; then save (timed)
         report per run: loop period deviation |period - 33.3 ms| p50/p99/max, add_frame cost,
         frames dropped per 1,000 (ring full, encoder queue drops, frames missing from the videos),
-        pause between episodes (save) p50/p95/max, CPU seconds per recorded second (all processes),
-        peak RSS of the loop process and of the writer process
+        pause between episodes (how long the loop could not tick: LeRobot's save_episode blocks it,
+        ours saves on another thread during the reset) and save time p50/p95/max, CPU seconds per
+        recorded second (all processes), peak RSS of each process and the peak of their summed PSS
 
 A measurement, not a test: nothing is asserted. There is no rig in the loop (issue 4's full
 benchmark with the virtual rig belongs to so101-record); this isolates what the writer costs the
@@ -29,6 +30,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -149,15 +151,69 @@ class LeRobots:
         self.dataset.finalize()
 
 
+class MemorySampler:
+    """Peak of the summed proportional set size (PSS) of the recording processes, sampled every 0.2 s.
+
+    PSS shares each page among the processes mapping it, so two processes that map the same
+    libraries (a forked writer and its control process) are not counted twice, as summed RSS would.
+    """
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="pss-sampler", daemon=True)
+
+    def __enter__(self) -> "MemorySampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            total = sum(pss_mb(pid) for pid in self.pids)
+            self.peak_mb = max(self.peak_mb, total)
+
+
+def pss_mb(pid: int) -> float:
+    """A live process's proportional set size, MB (0 if it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
-    """One (impl, codec) run in this process; returns its measurements."""
+    """One (impl, codec) run in this process; returns its measurements.
+
+    Both loop processes first import what their recording command has loaded (our rig, with LeRobot's
+    SO-101 classes and torch; lerobot-record's whole script), so that memory compares like with like.
+    Between episodes each side does what its recorder does: LeRobot's loop stops while
+    `save_episode()` runs; ours keeps ticking (the reset period: arms still teleoperated) while the
+    writer process makes the episode durable.
+    The pause is how long the loop could not tick; the save time is until the episode is saved.
+    """
+    if impl == "ours":
+        import robot.rig  # noqa: F401 - what so101-record's process has loaded
+    else:
+        import lerobot.scripts.lerobot_record  # noqa: F401 - what lerobot-record's process has loaded
+
     clip = frames()
     with tempfile.TemporaryDirectory(prefix="bench-rec-") as tmp:
         started = time.monotonic()
+        # Before any thread of ours starts, as so101-record opens it (the writer may then fork).
         recorder = Ours(Path(tmp) / "ds", vcodec) if impl == "ours" else LeRobots(Path(tmp) / "ds", vcodec)
         open_s = time.monotonic() - started
+        memory = MemorySampler([os.getpid(), *([recorder.writer_pid()] if recorder.writer_pid() else [])])
+        memory.__enter__()
         cpu_before = cpu_s(os.getpid()) + (cpu_s(recorder.writer_pid()) if recorder.writer_pid() else 0.0)
-        deviations, add_ms, pauses, drops, taken = [], [], [], [], 0
+        deviations, add_ms, pauses, saves, drops, taken = [], [], [], [], [], 0
         timer = LoopTimer(FPS)
         for _ in range(episodes):
             recorder.begin()
@@ -171,32 +227,60 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
                     before = time.perf_counter()
                     taken += recorder.add(clip[index % len(clip)], tick.start_s)
                     add_ms.append((time.perf_counter() - before) * 1000)
-            deviations += list(np.abs(np.diff(starts) - 1 / FPS) * 1000)
-            before = time.monotonic()
-            drops.append(recorder.save())
-            pauses.append(time.monotonic() - before)
+                deviations += list(np.abs(np.diff(starts) - 1 / FPS) * 1000)
+                before = time.monotonic()
+                if impl == "ours":
+                    pause_s, result = save_while_ticking(recorder, timer)
+                else:
+                    result = recorder.save()
+                    pause_s = time.monotonic() - before
+            saves.append(time.monotonic() - before)
+            pauses.append(pause_s)
+            drops.append(result)
         writer_pid = recorder.writer_pid()
         cpu_after = cpu_s(os.getpid()) + (cpu_s(writer_pid) if writer_pid else 0.0)
         writer_rss = peak_rss_mb(writer_pid) if writer_pid else None
+        memory.__exit__()
         recorder.close()
-        frames_recorded = episodes * round(seconds * FPS)
-        dropped = sum(sum(d.values()) for d in drops)
-        return {
-            "impl": impl,
-            "vcodec": vcodec,
-            "episodes": episodes,
-            "seconds": seconds,
-            "open_s": open_s,
-            "period_dev_ms": summary(deviations, 50, 99),
-            "add_frame_ms": summary(add_ms, 50, 99),
-            "pause_s": summary(pauses, 50, 95),
-            "pauses_s": pauses,
-            "drops": drops,
-            "dropped_per_1000": 1000 * dropped / frames_recorded,
-            "cpu_s_per_recorded_s": (cpu_after - cpu_before) / (episodes * seconds),
-            "loop_process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "writer_process_peak_rss_mb": writer_rss,
-        }
+    frames_recorded = episodes * round(seconds * FPS)
+    dropped = sum(sum(d.values()) for d in drops)
+    return {
+        "impl": impl,
+        "vcodec": vcodec,
+        "episodes": episodes,
+        "seconds": seconds,
+        "open_s": open_s,
+        "period_dev_ms": summary(deviations, 50, 99),
+        "add_frame_ms": summary(add_ms, 50, 99),
+        "pause_s": summary(pauses, 50, 95),
+        "pauses_s": pauses,
+        "save_s": summary(saves, 50, 95),
+        "drops": drops,
+        "dropped_per_1000": 1000 * dropped / frames_recorded,
+        "cpu_s_per_recorded_s": (cpu_after - cpu_before) / (episodes * seconds),
+        "loop_process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "writer_process_peak_rss_mb": writer_rss,
+        "peak_pss_mb": memory.peak_mb,
+    }
+
+
+def save_while_ticking(recorder: "Ours", timer: LoopTimer) -> tuple[float, dict]:
+    """Save on another thread (as RecordingSession does) while the loop keeps its 30 Hz deadlines.
+
+    Returns:
+        (the longest the loop went past a deadline while the save ran, s; the save's drop counts)
+    """
+    outcome: dict = {}
+    saver = threading.Thread(target=lambda: outcome.update(recorder.save()), name="save-episode")
+    saver.start()
+    worst_late_s, previous = 0.0, None
+    while saver.is_alive():
+        tick = timer.wait()
+        if previous is not None:
+            worst_late_s = max(worst_late_s, tick.start_s - previous - 1 / FPS)
+        previous = tick.start_s
+    saver.join()
+    return max(worst_late_s, 0.0), outcome
 
 
 def summary(values: list[float], *percentiles: int) -> dict[str, float]:
@@ -208,7 +292,8 @@ def table(results: list[dict]) -> str:
     """Markdown table of all runs."""
     head = (
         "| impl | codec | period dev p50 / p99 / max ms | add_frame p50 / p99 / max ms | dropped / 1000 "
-        "| pause p50 / p95 / max s | CPU s per s | peak RSS loop / writer MB |\n|---|---|---|---|---|---|---|---|\n"
+        "| loop pause p50 / p95 / max s | save p95 s | CPU s per s | peak RSS loop / writer MB | peak PSS MB |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for r in results:
@@ -217,8 +302,9 @@ def table(results: list[dict]) -> str:
         rows.append(
             f"| {r['impl']} | {r['vcodec']} | {dev['p50']:.2f} / {dev['p99']:.2f} / {dev['max']:.1f} "
             f"| {add['p50']:.2f} / {add['p99']:.2f} / {add['max']:.1f} | {r['dropped_per_1000']:.1f} "
-            f"| {pause['p50']:.2f} / {pause['p95']:.2f} / {pause['max']:.2f} | {r['cpu_s_per_recorded_s']:.2f} "
-            f"| {r['loop_process_peak_rss_mb']:.0f} / {writer} |"
+            f"| {pause['p50']:.2f} / {pause['p95']:.2f} / {pause['max']:.2f} | {r['save_s']['p95']:.2f} "
+            f"| {r['cpu_s_per_recorded_s']:.2f} | {r['loop_process_peak_rss_mb']:.0f} / {writer} "
+            f"| {r['peak_pss_mb']:.0f} |"
         )
     return head + "\n".join(rows)
 

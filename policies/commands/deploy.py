@@ -106,13 +106,16 @@ class _NoWriter:
         return None
 
 
-def load_predictor(config: DeployConfig, console: Console) -> Any:
-    """Read the checkpoint, check it against the rig (no weights yet), then load it; None for remote."""
+def check_checkpoint(config: DeployConfig, console: Console) -> tuple[Any, Any] | None:
+    """Read the checkpoint and check it against the rig (no weights yet); None for remote.
+
+    Returns:
+        (checkpoint, contract) for `load_predictor`.
+    """
     if config.engine.kind is EngineKind.REMOTE:
         return None
-    from policies.checkpoint import CheckpointSource, load_policy, read_checkpoint
+    from policies.checkpoint import CheckpointSource, read_checkpoint
     from policies.contract import RigSpec, check_contract, parse_rename_map
-    from policies.predictor import LeRobotPredictor
 
     source = CheckpointSource(config.policy.path, config.policy.revision, config.policy.vlm_model_name)
     checkpoint = read_checkpoint(source)
@@ -126,6 +129,17 @@ def load_predictor(config: DeployConfig, console: Console) -> Any:
     )
     for note in contract.notes:
         console.print(f"  note: {note}")
+    return checkpoint, contract
+
+
+def load_predictor(config: DeployConfig, checked: tuple[Any, Any] | None, console: Console) -> Any:
+    """Load the checked checkpoint's weights and processors; None for remote."""
+    if checked is None:
+        return None
+    from policies.checkpoint import load_policy
+    from policies.predictor import LeRobotPredictor
+
+    checkpoint, contract = checked
     loaded = load_policy(checkpoint, config.policy.device)
     console.print(f"loaded on {loaded.device}")
     return LeRobotPredictor(loaded, contract)
@@ -160,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _deploy(config: DeployConfig, console: Console) -> int:
-    predictor = load_predictor(config, console)
+    checked = check_checkpoint(config, console)
     folder = config.dataset.folder()
     cameras = tuple((c.name, c.height, c.width) for c in config.rig.cameras)
     writer: Any = _NoWriter()
@@ -175,11 +189,13 @@ def _deploy(config: DeployConfig, console: Console) -> int:
                 resume=config.dataset.resume,
             )
         )
+        # Before the weights load: the writer process forks while no thread runs yet (see DatasetWriter).
         console.print(describe_open(config.dataset.repo_id, writer.open()))
     stopped_by = "done"
     session: RecordingSession | None = None
     source: PolicySource | None = None
     try:
+        predictor = load_predictor(config, checked, console)
         with rig_ports(config.rig) as found, BimanualRig(config.rig, found.ports) as rig, KeyReader() as keys:
             warmup = None
             if config.engine.kind is EngineKind.ENSEMBLE:

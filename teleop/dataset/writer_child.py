@@ -41,8 +41,16 @@ _M_ARENA_MAX = -8  # glibc malloc.h
 _LIBC = ctypes.CDLL(None)
 
 
-def run_writer(spec: WriterSpec, conn: Connection, ring_name: str, free_slots: Semaphore) -> None:
-    """Entry point of the writer process (multiprocessing target)."""
+def run_writer(
+    spec: WriterSpec, conn: Connection, ring_name: str, free_slots: Semaphore, parent_end_fd: int | None = None
+) -> None:
+    """Entry point of the writer process (multiprocessing target).
+
+    `parent_end_fd`: when forked, the inherited copy of the control process's end of the pipe,
+    closed here so that the control process's death reads as end-of-file.
+    """
+    if parent_end_fd is not None:
+        os.close(parent_end_fd)
     # Ctrl-C reaches the whole process group; the control process decides when the writer stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     demotion = demote_this_process(spec.nice)  # before any encoder thread exists: they inherit it

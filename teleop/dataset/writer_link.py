@@ -10,7 +10,7 @@ import atexit
 import itertools
 import logging
 import time
-from multiprocessing.context import SpawnContext
+from multiprocessing.context import BaseContext
 from multiprocessing.synchronize import Semaphore
 from typing import NoReturn
 
@@ -28,13 +28,15 @@ _NEXT_STEP = "Next: run again with resume; saved episodes are safe and opening t
 class WriterLink:
     """A started writer process and its pipe. Not thread-safe: the owner serialises calls."""
 
-    def __init__(self, spec: WriterSpec, ring_name: str, free_slots: Semaphore, context: SpawnContext) -> None:
+    def __init__(self, spec: WriterSpec, ring_name: str, free_slots: Semaphore, context: BaseContext) -> None:
         """Start the writer process; its first reply (request 0) is the open report."""
         self.spec = spec
         self._ids = itertools.count(1)
         self._conn, child_conn = context.Pipe()
+        # A forked writer inherits this end too: it must close it, or our death would not end its input.
+        parent_end = self._conn.fileno() if context.get_start_method() == "fork" else None
         self._process = context.Process(
-            target=run_writer, args=(spec, child_conn, ring_name, free_slots), name="so101-dataset-writer"
+            target=run_writer, args=(spec, child_conn, ring_name, free_slots, parent_end), name="so101-dataset-writer"
         )
         self._process.start()
         child_conn.close()  # so the writer's death reads as end-of-file here

@@ -21,10 +21,11 @@ counted per episode and reported by `save_episode`; the encoders never drop fram
 
 Thread safety: one thread records (begin/add/discard); `save_episode` and `close` may run on
 another thread, during which `add_frame` raises WriterStateError. `backlog` may be read anywhere.
-Scripts that open a writer need the `if __name__ == "__main__":` guard (the writer is spawned).
+Scripts that open a writer need the `if __name__ == "__main__":` guard (it is spawned once threads run).
 """
 
 import contextlib
+import gc
 import logging
 import multiprocessing
 import threading
@@ -92,10 +93,16 @@ class DatasetWriter:
         with self._lock:
             if self._state is not _State.NEW:
                 raise WriterStateError("open() was already called. Next: make a new DatasetWriter")
-            context = multiprocessing.get_context("spawn")  # never fork a process that runs camera threads
+            context = multiprocessing.get_context(_start_method())
             self._ring = FrameRing.create(self.spec.cameras, self.spec.ring_frames)
             self._free = context.Semaphore(self.spec.ring_frames)
-            self._link = WriterLink(self.spec, self._ring.name, self._free, context)
+            # Frozen objects are never visited by the child's garbage collector, so the pages the two
+            # processes share (torch's and LeRobot's modules) stay shared instead of being copied.
+            gc.freeze()
+            try:
+                self._link = WriterLink(self.spec, self._ring.name, self._free, context)
+            finally:
+                gc.unfreeze()
             try:
                 self.report, self.demotion = self._link.wait_reply(0)
             except BaseException:
@@ -265,3 +272,13 @@ class DatasetWriter:
             self._ring.close()
             self._ring.unlink()
             self._ring = None
+
+
+def _start_method() -> str:
+    """Fork while this process has no other thread yet, else spawn.
+
+    A forked writer shares the pages of torch and LeRobot the control process already imported (a
+    spawned one imports its own copy: ~250 MB more). Forking is only safe before any thread starts
+    (cameras, bus pools, inference): commands open their writer first.
+    """
+    return "fork" if threading.active_count() == 1 else "spawn"
