@@ -30,7 +30,7 @@ PLAN: dict[str, tuple[list[str], list[str], float]] = {
     "camera_skew": ([], ["--quick"], 120),
     "record_writer": (["--episodes", "3", "--seconds", "8"], ["--quick"], 300),
     "judge_bench": (["--quick"], ["--quick"], 120),
-    "policy_cpu": ([], ["--quick"], 240),
+    "policy_cpu": (["--rounds", "1"], ["--quick"], 270),
     "deploy_loop": ([], ["--quick"], 180),
     "replay_throughput": ([], ["--quick"], 120),
 }
