@@ -71,7 +71,10 @@ def shoot(page: Page, url: str, path: Path, *, videos: bool = False, full_page: 
         # Seek to the middle of the episode, so the pictures show the arms at work.
         page.evaluate("() => { for (const v of document.querySelectorAll('video')) v.currentTime = v.duration / 2; }")
         page.wait_for_timeout(1000)
-    page.screenshot(path=str(path), full_page=full_page)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    height = min(int(page.evaluate("() => document.documentElement.scrollHeight")) + 16, VIEWPORT["height"])
+    clip = None if full_page else {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height}
+    page.screenshot(path=str(path), full_page=full_page, clip=clip)
     print(f"wrote {path}")
 
 
