@@ -35,7 +35,7 @@ from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.control_loop import ControlLoop, Step
 from robot.errors import ConfigError
-from robot.rig import BimanualRig, SafetyStopError
+from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from teleop.commands.record import DatasetConfig, card_table, describe_open
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
@@ -43,6 +43,7 @@ from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import HINTS, KeyReader
 from teleop.quality import GateAction, QualityGates
 from teleop.session import RecordingSession, SessionConfig
+from teleop.session_run import run_session
 from teleop.status_line import StatusLine
 
 
@@ -234,17 +235,8 @@ def _deploy(config: DeployConfig, console: Console) -> int:
             )  # fmt: skip
             session.stop_loop = loop.stop
             try:
-                with status:
-                    loop.run()
-            except KeyboardInterrupt:
-                stopped_by = "Ctrl-C (the episode in progress was discarded)"
-                session.abandon_episode()
-            except SafetyStopError as e:
-                stopped_by = f"{e} (the episode in progress was discarded)"
-                session.abandon_episode()
-            except InferenceError as e:
-                stopped_by = f"the policy failed: {e} (nothing of it was sent; the episode was discarded)"
-                session.abandon_episode()
+                policy_failed = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
+                stopped_by = run_session(loop, session, status, {InferenceError: policy_failed})
             finally:
                 source.close()
             session.wait_for_save()

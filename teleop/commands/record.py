@@ -23,7 +23,7 @@ from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.control_loop import ControlLoop
 from robot.errors import ConfigError
-from robot.rig import BimanualRig, SafetyStopError
+from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from teleop.dataset.results import OpenReport
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
@@ -32,6 +32,7 @@ from teleop.keys import HINTS, KeyReader
 from teleop.leader_source import LeaderSource
 from teleop.quality import QualityCard, QualityGates
 from teleop.session import RecordingSession, SessionConfig
+from teleop.session_run import run_session
 from teleop.status_line import StatusLine
 
 CODECS = ("libsvtav1", "h264")
@@ -178,15 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                         realtime_priority=config.rig.realtime_priority,
                     )
                     session.stop_loop = loop.stop
-                    try:
-                        with status:
-                            loop.run()
-                    except KeyboardInterrupt:
-                        stopped_by = "Ctrl-C (the episode in progress was discarded)"
-                        session.abandon_episode()
-                    except SafetyStopError as e:
-                        stopped_by = f"{e} (the episode in progress was discarded)"
-                        session.abandon_episode()
+                    stopped_by = run_session(loop, session, status)
                     session.wait_for_save()
         finally:
             writer.close()
