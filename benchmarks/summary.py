@@ -7,6 +7,7 @@ keys of `Row`) is taken as it is; the older scripts get an extractor here. The r
 ratio above 1 means we win, whatever the unit.
 """
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -27,14 +28,28 @@ class Row:
 
     @property
     def ratio(self) -> float | None:
-        """How many times better ours is (> 1: we win)."""
-        if self.ours is None or self.anchor is None or self.ours == 0 or self.anchor == 0:
+        """How many times better ours is (> 1: we win); inf when ours is 0 where less is better."""
+        if self.ours is None or self.anchor is None:
             return None
-        return self.ours / self.anchor if self.higher_is_better else self.anchor / self.ours
+        if self.ours == self.anchor:
+            return 1.0  # equal, zeros included (no dropped frames on either side)
+        better, worse = (self.ours, self.anchor) if self.higher_is_better else (self.anchor, self.ours)
+        if worse == 0:
+            return math.inf
+        return better / worse if better else 0.0
+
+    @property
+    def ratio_text(self) -> str:
+        """The ratio as the table shows it."""
+        ratio = self.ratio
+        if ratio is None:
+            return "–"
+        return "∞× (ours 0)" if math.isinf(ratio) else f"{ratio:.2f}×"
 
     def as_dict(self) -> dict[str, Any]:
-        """The row with its ratio, for JSON."""
-        return {**asdict(self), "ratio": self.ratio}
+        """The row with its ratio, for JSON (an infinite ratio as the string "inf")."""
+        ratio = self.ratio
+        return {**asdict(self), "ratio": "inf" if ratio is not None and math.isinf(ratio) else ratio}
 
 
 def _bus_cycle(data: Mapping[str, Any]) -> list[Row]:
@@ -217,7 +232,7 @@ def markdown(rows: list[Row]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ratio = "–" if r.ratio is None else f"{r.ratio:.2f}×"
+        ratio = r.ratio_text
         lines.append(
             f"| {r.benchmark} | {r.metric} | {r.unit} | {num(r.ours)} | {num(r.anchor)} | {r.anchor_name}"
             f" | {ratio} | {r.target} |"

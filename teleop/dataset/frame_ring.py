@@ -54,11 +54,16 @@ class FrameRing:
             raise ValueError(f"shared memory {memory.name} is too small for {slots} slots")
 
     @classmethod
-    def create(cls, cameras: tuple[CameraShape, ...], slots: int) -> "FrameRing":
-        """Allocate a new ring (the control side owns it and must `unlink()` it)."""
-        memory = shared_memory.SharedMemory(create=True, size=slot_layout(cameras)[1] * slots)
-        # Touch every page now, so the control loop's first pass through the ring pays no page faults.
-        np.ndarray((memory.size,), np.uint8, memory.buf).fill(0)
+    def create(cls, cameras: tuple[CameraShape, ...], slots: int, *, prefault_slots: int | None = None) -> "FrameRing":
+        """Allocate a new ring (the control side owns it and must `unlink()` it).
+
+        The first `prefault_slots` slots (all by default) are touched now, so the control loop pays
+        no page faults on them; shared memory takes RAM only for the pages touched.
+        """
+        slot_bytes = slot_layout(cameras)[1]
+        memory = shared_memory.SharedMemory(create=True, size=slot_bytes * slots)
+        touched = slot_bytes * (slots if prefault_slots is None else min(prefault_slots, slots))
+        np.ndarray((touched,), np.uint8, memory.buf).fill(0)
         return cls(memory, cameras, slots)
 
     @classmethod

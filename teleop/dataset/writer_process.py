@@ -24,6 +24,7 @@ another thread, during which `add_frame` raises WriterStateError. `backlog` may 
 Scripts that open a writer need the `if __name__ == "__main__":` guard (it is spawned once threads run).
 """
 
+import collections
 import contextlib
 import gc
 import logging
@@ -46,6 +47,7 @@ from teleop.dataset.spec import WriterSpec
 from teleop.dataset.writer_link import WriterLink
 
 logger = logging.getLogger(__name__)
+PREFAULT_SLOTS = 4  # ring slots touched at open (the rest only when a backlog reaches them)
 
 
 class _State(StrEnum):
@@ -76,7 +78,11 @@ class DatasetWriter:
         self._episodes = 0
         self._sent = 0  # frames of the episode handed to the ring
         self._dropped = 0  # frames of the episode refused because the ring was full
-        self._next_slot = 0
+        # Slots sent and not yet known to be free (oldest first), and slots known free (most recently
+        # freed last): reusing the most recently freed slot keeps the ring's memory to the backlog
+        # actually in use (a writer that keeps up cycles through two or three slots, not all of them).
+        self._in_flight: collections.deque[int] = collections.deque()
+        self._free_stack: list[int] = []
         self._broken: WriterProcessError | None = None
         self._ring: FrameRing | None = None
         self._free = None
@@ -94,8 +100,10 @@ class DatasetWriter:
             if self._state is not _State.NEW:
                 raise WriterStateError("open() was already called. Next: make a new DatasetWriter")
             context = multiprocessing.get_context(_start_method())
-            self._ring = FrameRing.create(self.spec.cameras, self.spec.ring_frames)
+            self._ring = FrameRing.create(self.spec.cameras, self.spec.ring_frames, prefault_slots=PREFAULT_SLOTS)
             self._free = context.Semaphore(self.spec.ring_frames)
+            self._free_stack = list(range(self.spec.ring_frames))[::-1]  # slot 0 first
+            self._in_flight.clear()
             # Frozen objects are never visited by the child's garbage collector, so the pages the two
             # processes share (torch's and LeRobot's modules) stay shared instead of being copied.
             gc.freeze()
@@ -196,21 +204,35 @@ class DatasetWriter:
             with self._supervised():
                 self._take_async_error()
                 check_frame(self.spec.cameras, state, action, images)
-                if not self._free.acquire(block=False):
+                slot = self._take_slot()
+                if slot is None:
                     self._dropped += 1
                     return False
-                slot = self._next_slot
                 try:
                     self._ring.write(slot, state, action, images, timing)
                 except BaseException:
+                    self._free_stack.append(slot)
                     self._free.release()
                     raise
                 self._link.send(("frame", slot))
-            self._next_slot = (slot + 1) % self.spec.ring_frames
+                self._in_flight.append(slot)
             self._sent += 1
             return True
         finally:
             self._lock.release()
+
+    def _take_slot(self) -> int | None:
+        """A free slot, the most recently freed one; None when the ring is full.
+
+        The writer frees slots in the order it received them, one semaphore release each: the free
+        count says how many of the oldest slots in flight it is done with.
+        """
+        if not self._free.acquire(block=False):
+            return None
+        free = self._free.get_value() + 1  # + the one just taken
+        while len(self._free_stack) < free and self._in_flight:
+            self._free_stack.append(self._in_flight.popleft())
+        return self._free_stack.pop()
 
     def discard_episode(self) -> None:
         """Drop the episode in progress (no-op if none)."""
