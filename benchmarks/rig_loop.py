@@ -196,10 +196,10 @@ def connected_rigs(root: Path) -> Iterator[tuple[dict[str, Step], Callable[[], i
         calibration=CalibrationConfig(dir=root),
         bus=BusConfig(reply_timeout_ms=20, read_deadline_ms=50),
         safety=SafetyConfig(on_exit=ExitMode.HOLD),  # no slow move to rest at the end
-        # The emulated buses at real-time priority, as the virtual rig file runs them: real buses are not
-        # slowed by the host's load (both implementations talk to the same emulator).
+        # The emulated buses at real-time priority, as the virtual rig file runs them (one below the loop):
+        # real buses are not slowed by the host's load (both implementations talk to the same emulator).
         virtual=VirtualRigConfig(
-            runtime_dir=root / "rig", timing=TimingMode.WIRE, calibrated=True, realtime_priority=REALTIME_PRIORITY
+            runtime_dir=root / "rig", timing=TimingMode.WIRE, calibrated=True, realtime_priority=REALTIME_PRIORITY - 1
         ),
     )
     with contextlib.ExitStack() as stack:

@@ -6,9 +6,10 @@ With SCHED_FIFO the loop preempts ordinary work the moment its deadline comes, w
 robot control stacks do. It needs root or an `rtprio` limit (e.g. `@audio - rtprio 20` in
 /etc/security/limits.conf); without them the request fails and everything runs as before.
 
-Only threads that sleep most of the time get it: the control loop waits on its deadline, the bus
-threads in `select()`, the camera capture threads for their next frame (one priority below the
-loop; a few ms of work per frame). Encoding and inference stay ordinary (see the SVT-AV1 trap in
+Only threads that sleep most of the time get it: the control loop waits on its deadline (at the
+rig's priority), the bus threads in `select()` (one below, like the virtual rig's emulator: the
+loop's wake-up preempts them), the camera capture threads for their next frame (one below too; a few
+ms of work per frame). Encoding and inference stay ordinary (see the SVT-AV1 trap in
 the notes: real-time encoder threads starve a loop). Camera threads must be real-time too because
 of the GIL: an ordinary thread holding it, preempted by an encoder process, would make the woken
 loop wait a whole time slice (15-18 ms measured) for the lock.
@@ -79,3 +80,13 @@ def ordinary_thread() -> None:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     except OSError as e:  # lowering one's own priority is always permitted; be safe anyway
         logger.warning("could not return a worker thread to ordinary scheduling: %s", e)
+
+
+def lower_priority(priority: int, levels: int = 1) -> int:
+    """A real-time priority `levels` below `priority` (at least 1), or 0 (ordinary) when `priority` is 0.
+
+    The rig's threads are ranked: the control loop at its priority; one below it, the bus threads,
+    the camera threads and the virtual rig's emulator, so that the loop's wake-up preempts their
+    work, and so that no thread the loop may wait for (a GIL holder) is itself held up by another.
+    """
+    return 0 if priority <= 0 else max(1, priority - levels)

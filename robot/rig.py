@@ -32,6 +32,7 @@ from robot.config import RigConfig
 from robot.errors import RobotError
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.realtime import lower_priority
 from robot.safety.config import ExitMode
 from robot.safety.engage import BODY
 from robot.safety.guard import ActionGuard, Intervention, SafetyEvent
@@ -83,10 +84,10 @@ def _flatten(readings: Mapping[Side, JointReading]) -> dict[str, float]:
 
 
 def capture_below(camera: CameraConfig, loop_priority: int) -> CameraConfig:
-    """The camera's config with its capture thread real-time just below the loop (when the loop is)."""
-    if loop_priority <= 1 or camera.capture.realtime_priority:
+    """The camera's config with its capture thread real-time one below the loop, with the buses (when it is)."""
+    if loop_priority <= 0 or camera.capture.realtime_priority:
         return camera
-    return replace(camera, capture=replace(camera.capture, realtime_priority=loop_priority - 1))
+    return replace(camera, capture=replace(camera.capture, realtime_priority=lower_priority(loop_priority)))
 
 
 def split_action(action: Mapping[str, float]) -> dict[Side, dict[str, float]]:
@@ -134,7 +135,7 @@ class BimanualRig:
         configs = [capture_below(c, config.realtime_priority) for c in config.cameras] if with_cameras else []
         self.cameras = make_cameras(configs, joint_source=self._joints_for_cameras)
         self.sync = SyncReader(list(self.cameras.values()), config.sync) if self.cameras else None
-        self.pool = ArmPool(len(self.arms), realtime_priority=config.realtime_priority)
+        self.pool = ArmPool(len(self.arms), realtime_priority=lower_priority(config.realtime_priority))
         self.guards: dict[Side, ActionGuard] = {}
         self.watchdogs = {side: Watchdog(arm_name(side, Role.FOLLOWER), self.safety) for side in Side}
         self.rest_pose: dict[Side, dict[str, float]] = {}
