@@ -7,6 +7,7 @@ that packet, so no thread is needed. Hand tremor is a few seeded sinusoids of 1-
 
 import math
 import random
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from robot.joints import GRIPPER, JOINT_NAMES
@@ -62,13 +63,21 @@ class _Playing:
 class ScriptedOperator:
     """Moves the hands of the virtual rig along trajectories, with tremor."""
 
-    def __init__(self, arms: dict[str, VirtualArm], seed: int = 0, tremor_steps: float = TREMOR_STEPS) -> None:
-        self.arms = arms
+    def __init__(
+        self,
+        arms: dict[str, VirtualArm],
+        seed: int = 0,
+        tremor_steps: float = TREMOR_STEPS,
+        moved: Collection[str] | None = None,
+    ) -> None:
+        """`moved`: the arms whose hands this operator drives (default all of `arms`)."""
         self.tremor_steps = tremor_steps
         rng = random.Random(seed)
+        # Drawn for every arm, so an arm's tremor does not depend on which others are moved.
         self._phases = {
             (arm, joint): [rng.uniform(0, 2 * math.pi) for _ in _TREMOR_HZ] for arm in arms for joint in JOINT_NAMES
         }
+        self.arms = arms if moved is None else {name: arm for name, arm in arms.items() if name in moved}
         self._playing: _Playing | None = None
         self._finished: str | None = None
         self._applied_s: float | None = None

@@ -219,7 +219,7 @@ def serve_bus(config: VirtualRigConfig, runtime_dir: Path, bus: str, ready: Conn
         signal.signal(sig, signal.SIG_DFL)
     die_with_parent()
     make_realtime(config.realtime_priority)
-    model = VirtualRigModel(config)
+    model = VirtualRigModel(config, served=[bus])
     server = PtyServer(model, runtime_dir, [bus], bus_socket(runtime_dir, bus))
     server.start()
     signal.signal(signal.SIGTERM, lambda *_: server.stop())

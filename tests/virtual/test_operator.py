@@ -3,7 +3,9 @@
 import pytest
 
 from robot.joints import JOINT_NAMES
+from robot.virtual.bus import TimingMode
 from robot.virtual.protocol import Instruction
+from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
 from tests.virtual.helpers import read, transact, write
 
 
@@ -81,3 +83,22 @@ def test_trace_decodes_traffic(model):
     assert sync["register"] == "Present_Position"
     assert sync["ids"] == [1, 2]
     assert [r["id"] for r in records if r["dir"] == "bus->host"][-2:] == [1, 2]
+
+
+def test_a_model_serving_one_bus_moves_that_arm_exactly_as_the_whole_rig_does(clock):
+    # A bus process simulates only its own arm; the arm must not notice (same hands, same tremor).
+    config = VirtualRigConfig(timing=TimingMode.INSTANT, tremor_steps=1.5)
+    whole = VirtualRigModel(config, clock=clock)
+    one = VirtualRigModel(config, clock=clock, served=["right_leader"])
+    for model in (whole, one):
+        model.operator.play(model.trajectory("cloth_fold"), clock())
+    still = {j: one.arms["left_leader"].motor(j).joint.position for j in JOINT_NAMES}
+    for _ in range(60):
+        clock.advance(0.05)
+        whole.tick(buses=["right_leader"])
+        one.tick(buses=["right_leader"])
+        for joint in JOINT_NAMES:
+            moved = one.arms["right_leader"].motor(joint).joint.position
+            assert moved == whole.arms["right_leader"].motor(joint).joint.position, joint
+    assert {j: one.arms["left_leader"].motor(j).joint.position for j in JOINT_NAMES} == still  # not simulated
+    assert whole.arms["left_leader"].motor("shoulder_lift").joint.position != still["shoulder_lift"]
