@@ -10,7 +10,6 @@ previous observation is reused and counted) up to `max_missed_reads` in a row.
 """
 
 import logging
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -19,6 +18,7 @@ from robot.errors import MotorTimeoutError
 from robot.loop_timer import LoopStats, LoopTimer, Tick
 from robot.realtime import realtime_thread
 from robot.rig import BimanualRig, Observation
+from robot.stop_flag import StopFlag
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class ControlLoop:
         self.timer = LoopTimer(fps)
         self.max_missed_reads = max_missed_reads
         self.realtime_priority = realtime_priority
-        self.stop_event = threading.Event()
+        self.stop_event = StopFlag()  # stop() may come from a SIGTERM handler: no lock
         self.missed_reads = 0
         self.steps = 0
 

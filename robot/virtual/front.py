@@ -11,11 +11,11 @@ replies are merged (states and stats by bus, traces in time order, fault lists c
 import json
 import logging
 import selectors
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from robot.stop_flag import StopFlag
 from robot.virtual.client import VirtualRigClient, VirtualRigControlError
 from robot.virtual.json_socket import JsonLineSocket
 
@@ -33,7 +33,7 @@ class FrontServer:
         self._clients: dict[str, VirtualRigClient] = {}
         self._selector = selectors.DefaultSelector()
         self._control = JsonLineSocket(control_path, self.handle)
-        self._stop = threading.Event()
+        self._stop = StopFlag()  # set from a signal handler: no lock (see robot/stop_flag.py)
 
     def start(self) -> None:
         """Connect to every bus process and open the public socket."""

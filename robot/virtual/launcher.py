@@ -64,6 +64,11 @@ class VirtualRigProcess:
         """A new control connection (after start)."""
         return self._require().client(timeout_s)
 
+    @property
+    def pid(self) -> int | None:
+        """The server process's pid while it runs."""
+        return self._process.pid if self._process is not None else None
+
     def _require(self) -> VirtualRigEndpoints:
         if self.endpoints is None:
             raise VirtualRigStartError("the virtual rig is not running; use it inside `with VirtualRigProcess(...)`")

@@ -25,7 +25,6 @@ import selectors
 import signal
 import sys
 import termios
-import threading
 import time
 import tty
 from multiprocessing.connection import Connection
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from robot.joints import ARM_NAMES
 from robot.realtime import make_realtime
+from robot.stop_flag import StopFlag
 from robot.virtual.control import ControlHandler
 from robot.virtual.front import FrontServer
 from robot.virtual.json_socket import JsonLineSocket
@@ -63,7 +63,7 @@ class PtyServer:
         self._selector = selectors.SelectSelector()
         self._handler = ControlHandler(model, self)
         self._control = JsonLineSocket(control_path, self._handler.handle)
-        self._stop = threading.Event()
+        self._stop = StopFlag()  # set from SIGTERM's handler: no lock (see robot/stop_flag.py)
 
     # --- PortOps ---------------------------------------------------------------------------
 
@@ -244,7 +244,7 @@ def serve(config: VirtualRigConfig, *, announce=print) -> None:
     context = multiprocessing.get_context("fork")
     children: dict[str, multiprocessing.process.BaseProcess] = {}
     front: FrontServer | None = None
-    stop = threading.Event()
+    stop = StopFlag()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: (stop.set(), front.stop() if front else None))
     try:
