@@ -54,6 +54,26 @@ class ScriptedPerson:
         return time.monotonic() > self.sweep_ends_at
 
 
+def first_time_calibration(make_device, attempts: int = 2):
+    """Connect (and so calibrate) a new LeRobot device; one more try after a missed reply.
+
+    LeRobot's calibration writes each register once, with no retry, and waits 50 ms for its
+    status packet while its SDK busy-polls. Late in the full suite on a 2-core CI machine that
+    wait was missed (twice in one run, never when the module runs alone, not reproduced with
+    CPU hogs): a scheduling artefact, not the emulator's. A real fault fails every attempt.
+    """
+    for attempt in range(1, attempts + 1):
+        device = make_device()
+        try:
+            device.connect()
+            return device
+        except ConnectionError:
+            device.bus.port_handler.closePort()
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
 def instruction_sequence(records):
     """The host's packets, without timestamps or checksums: what a golden trace compares."""
     sequence = []
@@ -82,8 +102,7 @@ def test_lerobot_lifecycle(rig, tmp_path, monkeypatch, bus, make):
     port = rig.ports[bus]
 
     # First connect: no calibration file, so LeRobot runs its first-time calibration.
-    device = make(port, tmp_path)
-    device.connect()
+    device = first_time_calibration(lambda: make(port, tmp_path))
     assert any("middle of its range" in p for p in person.prompts)
     assert device.is_calibrated
     saved = json.loads((tmp_path / "golden.json").read_text())
