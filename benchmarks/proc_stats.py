@@ -52,6 +52,17 @@ def process_cpu_s(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def pss_mb(pid: int) -> float:
+    """A live process's proportional set size, MB (0 if it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def cpu_jiffies() -> list[int]:
     """The machine's aggregate /proc/stat cpu line."""
     return [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.proc_stats import process_cpu_s, pss_mb
 from robot.config import RigConfig
 from robot.loop_timer import LoopTimer
 from robot.realtime import realtime_thread
@@ -70,12 +71,6 @@ def peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a live process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Ours:
@@ -164,11 +159,12 @@ class MemorySampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="pss-sampler", daemon=True)
 
-    def __enter__(self) -> "MemorySampler":
+    def start(self) -> None:
+        """Start sampling (in a daemon thread)."""
         self._thread.start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """Stop sampling; `peak_mb` is final."""
         self._stop.set()
         self._thread.join()
 
@@ -176,17 +172,6 @@ class MemorySampler:
         while not self._stop.wait(0.2):
             total = sum(pss_mb(pid) for pid in self.pids)
             self.peak_mb = max(self.peak_mb, total)
-
-
-def pss_mb(pid: int) -> float:
-    """A live process's proportional set size, MB (0 if it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
@@ -210,9 +195,11 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
         # Before any thread of ours starts, as so101-record opens it (the writer may then fork).
         recorder = Ours(Path(tmp) / "ds", vcodec) if impl == "ours" else LeRobots(Path(tmp) / "ds", vcodec)
         open_s = time.monotonic() - started
-        memory = MemorySampler([os.getpid(), *([recorder.writer_pid()] if recorder.writer_pid() else [])])
-        memory.__enter__()
-        cpu_before = cpu_s(os.getpid()) + (cpu_s(recorder.writer_pid()) if recorder.writer_pid() else 0.0)
+        writer_pid = recorder.writer_pid()
+        pids = [os.getpid(), *([writer_pid] if writer_pid else [])]
+        memory = MemorySampler(pids)
+        memory.start()
+        cpu_before = sum(process_cpu_s(pid) for pid in pids)
         deviations, add_ms, pauses, saves, drops, taken = [], [], [], [], [], 0
         timer = LoopTimer(FPS)
         for _ in range(episodes):
@@ -237,10 +224,9 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
             saves.append(time.monotonic() - before)
             pauses.append(pause_s)
             drops.append(result)
-        writer_pid = recorder.writer_pid()
-        cpu_after = cpu_s(os.getpid()) + (cpu_s(writer_pid) if writer_pid else 0.0)
+        cpu_after = sum(process_cpu_s(pid) for pid in pids)
         writer_rss = peak_rss_mb(writer_pid) if writer_pid else None
-        memory.__exit__()
+        memory.stop()
         recorder.close()
     frames_recorded = episodes * round(seconds * FPS)
     dropped = sum(sum(d.values()) for d in drops)

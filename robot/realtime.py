@@ -82,11 +82,11 @@ def ordinary_thread() -> None:
         logger.warning("could not return a worker thread to ordinary scheduling: %s", e)
 
 
-def lower_priority(priority: int, levels: int = 1) -> int:
-    """A real-time priority `levels` below `priority` (at least 1), or 0 (ordinary) when `priority` is 0.
+def lower_priority(priority: int) -> int:
+    """The real-time priority one below `priority` (at least 1), or 0 (ordinary) when `priority` is 0.
 
     The rig's threads are ranked: the control loop at its priority; one below it, the bus threads,
     the camera threads and the virtual rig's emulator, so that the loop's wake-up preempts their
     work, and so that no thread the loop may wait for (a GIL holder) is itself held up by another.
     """
-    return 0 if priority <= 0 else max(1, priority - levels)
+    return 0 if priority <= 0 else max(1, priority - 1)

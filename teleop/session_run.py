@@ -28,7 +28,7 @@ def run_session(
 
     `failures`: further errors that end the session, each with a message template ("{error}").
     """
-    handled = tuple(failures or {})
+    failures = failures or {}
     try:
         with status:
             loop.run()
@@ -36,8 +36,8 @@ def run_session(
         stopped_by = f"Ctrl-C {DISCARDED}"
     except SafetyStopError as error:
         stopped_by = f"{error} {DISCARDED}"
-    except handled as error:
-        template = next(text for kind, text in (failures or {}).items() if isinstance(error, kind))
+    except tuple(failures) as error:
+        template = next(text for kind, text in failures.items() if isinstance(error, kind))
         stopped_by = template.format(error=error)
     else:
         return "done"
