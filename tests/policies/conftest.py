@@ -7,6 +7,7 @@ They are read-only: a test that needs to damage or change one copies it first (`
 """
 
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -63,3 +64,10 @@ def make_input() -> Callable[..., PolicyInput]:
         return PolicyInput(state=state, images=images, task=task, time_s=0.0)
 
     return make
+
+
+def synthetic_input(step: int) -> PolicyInput:
+    """Random frames and a ramp of joints for step `step`, stamped now."""
+    rng = np.random.default_rng(step)
+    images = {name: rng.integers(0, 255, (h, w, 3), dtype=np.uint8) for name, h, w in TEST_CAMERAS}
+    return PolicyInput(np.linspace(-20, 20, 12, dtype=np.float32) + step, images, "Fold the cloth", time.monotonic())
