@@ -97,6 +97,17 @@ class DryArm:
         """The last goal (an ideal follower), or the start pose."""
         return JointReading(positions=dict(self._position), t_s=time.monotonic(), bus_time_s=0.0, attempts=1)
 
+    def request_joints(self) -> None:
+        """Nothing to send: `collect_joints` answers at once."""
+
+    def collect_joints(self, pending: None) -> JointReading:
+        """The same as `read_joints`."""
+        return self.read_joints()
+
+    def health_due(self, now_s: float) -> bool:
+        """Never: a dry arm has no status to poll."""
+        return False
+
     def write_joints(self, goal: JointPositions) -> JointPositions:
         """What a real arm would send for `goal`: encoder steps within the motors' limits, in joint units."""
         unknown = set(goal) - set(JOINT_NAMES)

@@ -23,7 +23,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 
 from robot.arm import ArmHealth, JointReading
-from robot.arm_pool import ArmPool
+from robot.arm_pool import ArmPool, read_all
 from robot.cameras.config import CameraConfig
 from robot.cameras.factory import make_cameras
 from robot.cameras.sync import SyncReader
@@ -179,7 +179,7 @@ class BimanualRig:
             self._stack = stack.pop_all()
 
     def _arm_safety(self) -> None:
-        start = self.pool.run({name: arm.read_joints for name, arm in self.arms.items()})
+        start = read_all(self.arms)
         now = time.monotonic()
         for side in Side:
             arm = self.follower(side)
@@ -232,18 +232,17 @@ class BimanualRig:
         """Read every arm at once; followers also poll their health when it is due."""
         start = time.monotonic()
 
-        def read(arm: SO101Arm) -> tuple[JointReading, ArmHealth | None]:
-            reading = arm.read_joints()
-            health = arm.poll_health(start) if arm.role is Role.FOLLOWER else None
-            return reading, health
-
-        results = self.pool.run({name: (lambda a=arm: read(a)) for name, arm in self.arms.items()})
+        readings = read_all(self.arms)
         bus_time = time.monotonic() - start
-        readings = {name: reading for name, (reading, _) in results.items()}
         followers = {side: readings[arm_name(side, Role.FOLLOWER)] for side in Side}
         for side in Side:
             self._gripper_seen[side].append(followers[side].positions[GRIPPER])
-        self._watch({name: health for name, (_, health) in results.items()})
+        due = {
+            name: (lambda a=arm: a.poll_health(start))
+            for name, arm in self.arms.items()
+            if arm.role is Role.FOLLOWER and arm.health_due(start)
+        }
+        self._watch(self.pool.run(due) if due else {})
         leaders = {
             side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
         }
@@ -297,7 +296,7 @@ class BimanualRig:
         results = {side: self.guards[side].filter(goals[side], now) for side in Side}
         for result in results.values():
             self.counters.events.extend(result.events)
-        sent = self.pool.run(
+        sent = self.pool.send(
             {
                 arm_name(side, Role.FOLLOWER): (lambda s=side: self.follower(s).write_joints(results[s].sent))
                 for side in Side
@@ -351,7 +350,7 @@ class BimanualRig:
             self._hold_pose = {side: dict(self.guards[side].last_sent) for side in Side}
         self.counters.held_ticks += 1
         pose = self._hold_pose
-        self.pool.run(
+        self.pool.send(
             {arm_name(side, Role.FOLLOWER): (lambda s=side: self.follower(s).write_joints(pose[s])) for side in Side}
         )
         return {joint_key(side, j): pose[side][j] for side in Side for j in JOINT_NAMES}
@@ -359,8 +358,8 @@ class BimanualRig:
     def _freeze(self, reason: str) -> None:
         """Command the present positions (stop moving now) and end the session."""
         self._stop_reason = reason
-        present = self.pool.run({self.follower(s).name: self.follower(s).read_joints for s in Side})
-        self.pool.run({name: (lambda n=name: self.arms[n].write_joints(present[n].positions)) for name in present})
+        present = read_all({self.follower(s).name: self.follower(s) for s in Side})
+        self.pool.send({name: (lambda n=name: self.arms[n].write_joints(present[n].positions)) for name in present})
         for side in Side:
             self.guards[side].reset(present[self.follower(side).name].positions, time.monotonic())
         raise SafetyStopError(f"followers frozen: {reason}")
@@ -373,7 +372,7 @@ class BimanualRig:
         period = 1.0 / _REST_FPS
         while time.monotonic() < deadline:
             goals = {side: step_toward(goals[side], self.rest_pose[side], step) for side in Side}
-            self.pool.run(
+            self.pool.send(
                 {self.follower(s).name: (lambda s=s, g=goals: self.follower(s).write_joints(g[s])) for s in Side}
             )
             time.sleep(period)
@@ -381,7 +380,7 @@ class BimanualRig:
                 break
         settle_until = time.monotonic() + REST_SETTLE_S
         while True:
-            present = self.pool.run({self.follower(s).name: self.follower(s).read_joints for s in Side})
+            present = read_all({self.follower(s).name: self.follower(s) for s in Side})
             arrived = all(
                 max_difference(present[self.follower(s).name].positions, self.rest_pose[s], BODY) < REST_TOLERANCE_DEG
                 for s in Side

@@ -14,6 +14,7 @@ import logging
 import termios
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -50,6 +51,20 @@ from robot.virtual.control_table import MODEL_STS3215, decode_sign_magnitude
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+_POSITION_ADDRESS = 56  # Present_Position(2), STS3215
+_POSITION_LENGTH = 2
+
+
+@dataclass(frozen=True)
+class PendingRead:
+    """A positions read on its way: sent by `SO101Arm.request_joints`, not collected yet."""
+
+    start_s: float  # monotonic time the request was started, s
+    deadline_ms: float  # the read's absolute deadline on the port's clock, ms
+    sent: bool  # False: the request did not go out (collect retries it)
+
 
 _HEALTH_ADDRESS = 60  # Present_Load(2) Present_Voltage(1) Present_Temperature(1) [64] Status(1)
 _HEALTH_LENGTH = 6
@@ -316,18 +331,73 @@ class SO101Arm:
 
     def read_joints(self) -> JointReading:
         """Present positions, within `bus.read_deadline_ms` or a MotorTimeoutError."""
+        return self.collect_joints(self.request_joints())
+
+    def request_joints(self) -> PendingRead:
+        """Send the positions' sync read and return without waiting; `collect_joints` gets the reply.
+
+        Several arms' requests can then be on their lines at once with no thread per arm: the
+        control thread sends all of them, then collects each (measured on the virtual rig, two
+        cores: four arms in 2.2 ms and 0.8 ms of CPU, against 2.7 ms and 1.7 ms with one worker
+        thread per arm). Every request must be collected, even after another arm failed.
+        """
         bus = self.device.bus
+        handler = bus.port_handler
         start = time.monotonic()
-        values, attempts = self._within_deadline(
-            lambda: bus.sync_read("Present_Position", num_retry=0), self._silent_in(bus.sync_reader)
-        )
+        deadline_ms = handler.getCurrentTime() + self.bus_config.read_deadline_ms
+        bus._setup_sync_reader(list(MOTOR_IDS.values()), _POSITION_ADDRESS, _POSITION_LENGTH)
+        handler.deadline_ms = deadline_ms  # the reply's wait is set when the request goes out
+        try:
+            sent = bus.sync_reader.txPacket() == scs.COMM_SUCCESS
+        except BaseException as e:
+            handler.deadline_ms = None
+            handler.is_using = False
+            if isinstance(e, serial.SerialException | OSError | termios.error):
+                raise BusDisconnectedError(
+                    self.ref, f"the port went away while sending a read ({e})", "check the USB cable, then reconnect"
+                ) from e
+            raise
+        return PendingRead(start_s=start, deadline_ms=deadline_ms, sent=sent)
+
+    def collect_joints(self, pending: PendingRead) -> JointReading:
+        """The reply to `request_joints`; a failed first try is retried until the same deadline."""
+        bus = self.device.bus
+        handler = bus.port_handler
+        values: dict[str, float] | None = None
+        if pending.sent:
+            handler.deadline_ms = pending.deadline_ms
+            try:
+                if self._translate(bus.sync_reader.rxPacket, motor=None, what="read") == scs.COMM_SUCCESS:
+                    ids = MOTOR_IDS.values()
+                    values = self._positions_from(
+                        {i: bus.sync_reader.getData(i, _POSITION_ADDRESS, _POSITION_LENGTH) for i in ids}
+                    )
+            except MotorTimeoutError:
+                pass  # retried below, within what is left of the deadline
+            finally:
+                handler.deadline_ms = None
+                handler.is_using = False
+        attempts = 1
+        if values is None:
+            values, retries = self._within_deadline(
+                lambda: bus.sync_read("Present_Position", num_retry=0),
+                self._silent_in(bus.sync_reader),
+                deadline_ms=pending.deadline_ms,
+            )
+            attempts += retries
         end = time.monotonic()
         return JointReading(
             positions={j: float(values[j]) for j in JOINT_NAMES},
-            t_s=(start + end) / 2,
-            bus_time_s=end - start,
+            t_s=(pending.start_s + end) / 2,
+            bus_time_s=end - pending.start_s,
             attempts=attempts,
         )
+
+    def _positions_from(self, raw: dict[int, int]) -> dict[str, float]:
+        """Raw Present_Position by motor ID, decoded and normalised as LeRobot's `sync_read` does."""
+        bus = self.device.bus
+        normalized = bus._normalize(bus._decode_sign("Present_Position", raw))
+        return {JOINT_NAMES[i - 1]: value for i, value in normalized.items()}
 
     def write_joints(self, goal: JointPositions) -> JointPositions:
         """Send goal positions (one sync write, no reply); returns what the motors were sent."""
@@ -379,13 +449,16 @@ class SO101Arm:
         self.last_health = health
         return health
 
+    def health_due(self, now_s: float) -> bool:
+        """Whether `poll_health(now_s)` would read the motors' status."""
+        return self.bus_config.status_poll_period_s > 0 and now_s >= self._next_poll_s
+
     def poll_health(self, now_s: float | None = None) -> ArmHealth | None:
         """`read_health()` at most once per `bus.status_poll_period_s`; None when not due."""
-        period = self.bus_config.status_poll_period_s
         now = time.monotonic() if now_s is None else now_s
-        if period <= 0 or now < self._next_poll_s:
+        if not self.health_due(now):
             return None
-        self._next_poll_s = now + period
+        self._next_poll_s = now + self.bus_config.status_poll_period_s
         return self.read_health()
 
     def raise_on_faults(self, health: ArmHealth) -> None:
@@ -411,10 +484,13 @@ class SO101Arm:
 
         return first_silent
 
-    def _within_deadline(self, call: Callable[[], T], silent_motor: Callable[[], str | None]) -> tuple[T, int]:
-        """Retry `call` on communication failures until the read deadline, then raise."""
+    def _within_deadline(
+        self, call: Callable[[], T], silent_motor: Callable[[], str | None], *, deadline_ms: float | None = None
+    ) -> tuple[T, int]:
+        """Retry `call` on communication failures until the read deadline (or `deadline_ms`), then raise."""
         handler = self.device.bus.port_handler
-        deadline_ms = handler.getCurrentTime() + self.bus_config.read_deadline_ms
+        if deadline_ms is None:
+            deadline_ms = handler.getCurrentTime() + self.bus_config.read_deadline_ms
         attempts = 0
         while True:
             attempts += 1

@@ -84,8 +84,7 @@ class JointPhysics:
         integrated = min(dt_s, MAX_INTEGRATED_S)
         steps = max(1, math.ceil(integrated / SUBSTEP_S))
         h = integrated / steps
-        for _ in range(steps):
-            self._substep(h, drive)
+        self._substeps(steps, h, drive)
         remainder = dt_s - integrated
         if remainder > 0:
             self._settle(remainder, drive)
@@ -108,33 +107,54 @@ class JointPhysics:
             return drive.goal_actual
         return drive.hand_actual
 
-    def _substep(self, h: float, drive: Drive) -> None:
+    def _substeps(self, steps: int, h: float, drive: Drive) -> None:
+        """`steps` integration steps of `h` seconds.
+
+        What does not change within one interval (target, speed and acceleration caps, stops,
+        load gain and limit) is worked out once: the emulator integrates every motor it is asked
+        about on each packet, and on two cores its time is taken from the client it serves.
+        """
         model = self.model
         target = self._target(drive)
+        low, high = self.lower_limit(), model.stop_max
         if target is not None:
             tau = model.tracking_tau_s if drive.torque_on else model.hand_tau_s
             vmax = model.max_speed_steps_s
             if drive.torque_on and drive.max_speed_steps_s > 0:
                 vmax = min(vmax, drive.max_speed_steps_s)
-            desired = max(-vmax, min(vmax, (target - self.position) / tau))
-            if drive.torque_on and drive.max_accel_steps_s2 > 0:
-                dv_max = drive.max_accel_steps_s2 * h
-                self.velocity += max(-dv_max, min(dv_max, desired - self.velocity))
-            else:
-                self.velocity = desired
-        else:
-            self.velocity = 0.0
-        self.position += self.velocity * h
-        low, high = self.lower_limit(), model.stop_max
-        if self.position < low or self.position > high:
-            self.position = min(high, max(low, self.position))
-            self.velocity = 0.0
-        if target is not None and abs(self.velocity) < SNAP_SPEED_STEPS_S:
+            limited_accel = drive.torque_on and drive.max_accel_steps_s2 > 0
+            dv_max = drive.max_accel_steps_s2 * h
             reachable = min(high, max(low, target))
-            if abs(reachable - self.position) < SETTLED_STEPS:
-                self.position, self.velocity = reachable, 0.0
-        self.load_permille = self._load(drive, target)
-        self._heat(h)
+        loaded = drive.torque_on and target is not None
+        if loaded:
+            load_per_step, p_gain = model.load_per_step_error, drive.p_gain_scale
+            limit = max(0.0, min(1000.0, drive.torque_limit_permille))
+        full_load_heating = model.heating_c_per_s_at_full_load
+        ambient, thermal_tau = model.ambient_c, model.thermal_tau_s
+        position, velocity, load, temperature = self.position, self.velocity, self.load_permille, self.temperature_c
+        for _ in range(steps):
+            if target is not None:
+                desired = max(-vmax, min(vmax, (target - position) / tau))
+                if limited_accel:
+                    velocity += max(-dv_max, min(dv_max, desired - velocity))
+                else:
+                    velocity = desired
+            else:
+                velocity = 0.0
+            position += velocity * h
+            if position < low or position > high:
+                position = min(high, max(low, position))
+                velocity = 0.0
+            if target is not None and abs(velocity) < SNAP_SPEED_STEPS_S and abs(reachable - position) < SETTLED_STEPS:
+                position, velocity = reachable, 0.0
+            if loaded:
+                # Gravity pulls one way: the holding load has a fixed sign.
+                error = target - position
+                load = max(-limit, min(limit, error * load_per_step * p_gain + model.holding_load_permille))
+            else:
+                load = 0.0
+            temperature += h * ((ambient - temperature) / thermal_tau + full_load_heating * (load / 1000.0) ** 2)
+        self.position, self.velocity, self.load_permille, self.temperature_c = position, velocity, load, temperature
 
     def _load(self, drive: Drive, target: float | None) -> float:
         if not drive.torque_on or target is None:
@@ -144,11 +164,6 @@ class JointPhysics:
         load = error * self.model.load_per_step_error * drive.p_gain_scale + self.model.holding_load_permille
         limit = max(0.0, min(1000.0, drive.torque_limit_permille))
         return max(-limit, min(limit, load))
-
-    def _heat(self, h: float) -> None:
-        model = self.model
-        heating = model.heating_c_per_s_at_full_load * (self.load_permille / 1000.0) ** 2
-        self.temperature_c += h * ((model.ambient_c - self.temperature_c) / model.thermal_tau_s + heating)
 
     def _settle(self, dt_s: float, drive: Drive) -> None:
         """Long idle gap: jump to where the joint ends up and relax the temperature exactly."""

@@ -33,6 +33,7 @@ from pathlib import Path
 from robot.joints import ARM_NAMES
 from robot.realtime import make_realtime
 from robot.stop_flag import StopFlag
+from robot.virtual.bus import as_transfers
 from robot.virtual.control import ControlHandler
 from robot.virtual.front import FrontServer
 from robot.virtual.json_socket import JsonLineSocket
@@ -162,7 +163,7 @@ class PtyServer:
         model_bus = self.model.buses[bus]
         if baud is not None:
             model_bus.set_port_baud(baud)
-        for emission in self.model.feed(bus, data, time.monotonic()):
+        for emission in as_transfers(self.model.feed(bus, data, time.monotonic())):
             heapq.heappush(self._heap, (emission.t_s, next(self._order), bus, emission.data))
         if model_bus.hung_up:
             self.hangup(bus)

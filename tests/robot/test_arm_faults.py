@@ -5,6 +5,7 @@ import time
 import pytest
 import scservo_sdk as scs
 
+from robot.arm_pool import read_all
 from robot.errors import BusDisconnectedError, MotorFaultError, MotorTimeoutError
 from robot.joints import JOINT_NAMES, MOTOR_IDS
 from robot.virtual.faults import rule_from_dict
@@ -151,3 +152,42 @@ def test_a_stale_reply_of_another_length_is_never_taken_as_the_answer(model, mak
     reading = arm.read_joints()
     assert reading.attempts == 2
     assert [reading.positions[j] for j in JOINT_NAMES] == pytest.approx(expected)
+
+
+# --- several arms' reads on their lines at once (read_all: request every arm, then collect) ---
+
+
+def test_read_all_gives_each_arm_its_own_positions(model, clock, make_arm):
+    arms = {name: make_arm(name) for name in ("left_follower", "right_follower", "left_leader")}
+    arms["left_follower"].write_joints({"wrist_roll": 30.0})
+    arms["right_follower"].write_joints({"wrist_roll": -30.0})
+    clock.advance(1.0)  # both wrists get there
+    readings = read_all(arms)
+    assert readings["left_follower"].positions["wrist_roll"] == pytest.approx(30.0, abs=0.2)
+    assert readings["right_follower"].positions["wrist_roll"] == pytest.approx(-30.0, abs=0.2)
+    for name, arm in arms.items():
+        assert readings[name].attempts == 1
+        assert readings[name].positions == pytest.approx(arm.read_joints().positions)
+
+
+def test_read_all_retries_one_arms_corrupt_reply_within_its_deadline(model, make_arm):
+    arms = {name: make_arm(name) for name in ("left_follower", "right_follower")}
+    inject(model, match={"motor": 3, "instruction": "SYNC_READ", "nth": 1}, action={"kind": "corrupt"})
+    readings = read_all(arms)
+    assert readings["left_follower"].attempts == 2
+    assert readings["right_follower"].attempts == 1
+    assert [readings[ARM].positions[j] for j in JOINT_NAMES] == pytest.approx(truth(model, arms[ARM]))
+
+
+def test_read_all_collects_every_arm_before_raising_for_a_silent_one(model, make_arm):
+    arms = {
+        name: make_arm(name, read_deadline_ms=25.0, reply_timeout_ms=10.0)
+        for name in ("left_follower", "right_follower")
+    }
+    inject(model, match={"motor": 4, "instruction": "SYNC_READ"}, action={"kind": "drop"})
+    with pytest.raises(MotorTimeoutError) as info:
+        read_all(arms)
+    assert info.value.motor == "wrist_flex"
+    model.faults.clear()
+    # Nothing was left half-done: both ports answer the next read at the first try.
+    assert {name: r.attempts for name, r in read_all(arms).items()} == {"left_follower": 1, "right_follower": 1}
