@@ -11,6 +11,7 @@ RobotError (robot.errors)
     ├── EncoderError                the video encoder failed (the episode in progress is lost)
     ├── WriterStateError            a call out of order (add_frame with no episode, ...)
     ├── FrameError                  a frame that does not fit the dataset (shape, dtype, cameras)
+    ├── SharedMemoryError           /dev/shm has no room for the frame ring
     └── WriterProcessError          the writer process died, hung or failed unexpectedly
 
 Every error is a plain message (plus, for IncompatibleDatasetError, the list of differences) so it
@@ -73,6 +74,10 @@ class WriterStateError(DatasetError):
 
 class WriterProcessError(DatasetError):
     """The writer process died, stopped answering, or failed unexpectedly."""
+
+
+class SharedMemoryError(DatasetError, OSError):
+    """The shared-memory filesystem is too small for the frame ring."""
 
 
 class FrameError(DatasetError, ValueError):

@@ -10,13 +10,14 @@ camera (about 0.1-0.3 ms for 480x640 RGB), so `add_frame` stays cheap on the con
 
 import json
 import logging
+import os
 from collections.abc import Mapping
 from multiprocessing import shared_memory
 
 import numpy as np
 
 from robot.joints import BIMANUAL_KEYS
-from teleop.dataset.errors import FrameError
+from teleop.dataset.errors import FrameError, SharedMemoryError
 from teleop.dataset.features import CameraShape
 
 logger = logging.getLogger(__name__)
@@ -26,6 +27,8 @@ _HEADER_BYTES = 4096  # state + action + timing length + timing JSON
 _TIMING_OFFSET = 2 * 4 * _JOINTS + 4
 _TIMING_MAX = _HEADER_BYTES - _TIMING_OFFSET
 _ALIGN = 64
+SHM_DIR = "/dev/shm"  # where Linux keeps POSIX shared memory (a tmpfs; 64 MB in a default Docker container)
+_SHM_SHARE = 0.8  # of its free space the ring may plan to use: other programs need some too
 
 
 def _aligned(size: int) -> int:
@@ -40,6 +43,40 @@ def slot_layout(cameras: tuple[CameraShape, ...]) -> tuple[list[int], int]:
         offsets.append(offset)
         offset += _aligned(height * width * 3)
     return offsets, _aligned(offset)
+
+
+def slots_that_fit(wanted: int, slot_bytes: int, shm_dir: str = SHM_DIR) -> int:
+    """`wanted` slots, or fewer if the shared-memory filesystem could not hold them all.
+
+    The ring's pages are only touched as a backlog reaches them, so a ring larger than the
+    tmpfs works until the encoder falls behind far enough, and then the process dies of SIGBUS.
+    Sized to fit, it drops (and counts) frames instead.
+
+    Raises:
+        SharedMemoryError: not even two slots fit.
+    """
+    try:
+        stat = os.statvfs(shm_dir)
+    except OSError:
+        return wanted  # not Linux's tmpfs layout: nothing to check against
+    free = stat.f_bavail * stat.f_frsize
+    fit = int(free * _SHM_SHARE) // slot_bytes
+    if fit >= wanted:
+        return wanted
+    if fit < 2:
+        raise SharedMemoryError(
+            f"{shm_dir} has {free / 2**20:.0f} MB free; the frame ring needs at least {2 * slot_bytes / 2**20:.0f} MB."
+            " Next: free space in /dev/shm, or start the container with --shm-size=1g"
+        )
+    logger.warning(
+        "%s has %.0f MB free: the frame ring holds %d frames instead of %d; a slow encoder drops frames sooner"
+        " (start the container with --shm-size=1g to avoid this)",
+        shm_dir,
+        free / 2**20,
+        fit,
+        wanted,
+    )
+    return fit
 
 
 class FrameRing:

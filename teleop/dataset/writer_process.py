@@ -39,7 +39,7 @@ import numpy as np
 
 from teleop.dataset.errors import FrameError, WriterProcessError, WriterStateError
 from teleop.dataset.features import check_frame
-from teleop.dataset.frame_ring import FrameRing
+from teleop.dataset.frame_ring import FrameRing, slot_layout, slots_that_fit
 from teleop.dataset.privileges import Demotion
 from teleop.dataset.results import OpenReport, SavedEpisode
 from teleop.dataset.sidecar import quality_json
@@ -100,6 +100,9 @@ class DatasetWriter:
             if self._state is not _State.NEW:
                 raise WriterStateError("open() was already called. Next: make a new DatasetWriter")
             context = multiprocessing.get_context(_start_method())
+            slots = slots_that_fit(self.spec.ring_frames, slot_layout(self.spec.cameras)[1])
+            if slots != self.spec.ring_frames:
+                self.spec = replace(self.spec, ring_s=slots / self.spec.fps)  # what the writer process attaches to
             self._ring = FrameRing.create(self.spec.cameras, self.spec.ring_frames, prefault_slots=PREFAULT_SLOTS)
             self._free = context.Semaphore(self.spec.ring_frames)
             self._free_stack = list(range(self.spec.ring_frames))[::-1]  # slot 0 first

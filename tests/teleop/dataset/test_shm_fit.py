@@ -1,0 +1,67 @@
+"""The frame ring is sized to what /dev/shm can hold: a small tmpfs shrinks it instead of crashing it."""
+
+import logging
+import os
+import time
+
+import pytest
+
+from teleop.dataset import frame_ring
+from teleop.dataset.errors import SharedMemoryError
+from teleop.dataset.frame_ring import slot_layout, slots_that_fit
+from teleop.dataset.writer_process import DatasetWriter
+from tests.teleop.dataset.helpers import CAMERAS, TASK, check_loads, frame, spec
+
+SLOT_BYTES = 1_000_000
+
+
+def tmpfs_with_free(monkeypatch, free_bytes: int) -> None:
+    """os.statvfs as a tmpfs with `free_bytes` available reports it."""
+    real = os.statvfs
+
+    class Stat:
+        f_frsize = 4096
+        f_bavail = free_bytes // 4096
+
+    monkeypatch.setattr(frame_ring.os, "statvfs", lambda path: Stat() if path == frame_ring.SHM_DIR else real(path))
+
+
+def test_a_roomy_tmpfs_gets_every_slot_asked_for(monkeypatch):
+    tmpfs_with_free(monkeypatch, 10 * 2**30)
+    assert slots_that_fit(90, SLOT_BYTES) == 90
+
+
+def test_a_small_tmpfs_gets_fewer_slots_and_a_warning(monkeypatch, caplog):
+    tmpfs_with_free(monkeypatch, 64 * 2**20)  # Docker's default --shm-size
+    with caplog.at_level(logging.WARNING, logger="teleop.dataset.frame_ring"):
+        slots = slots_that_fit(90, SLOT_BYTES)
+    assert slots == int(64 * 2**20 * 0.8) // SLOT_BYTES  # 53: room left for other programs
+    assert "--shm-size" in caplog.text
+
+
+def test_no_room_for_two_slots_is_a_clear_error(monkeypatch):
+    tmpfs_with_free(monkeypatch, SLOT_BYTES)
+    with pytest.raises(SharedMemoryError, match=r"/dev/shm has 1 MB free.*Next: .*--shm-size"):
+        slots_that_fit(90, SLOT_BYTES)
+
+
+@pytest.mark.slow  # starts a writer process
+def test_the_writer_records_through_a_shrunken_ring(tmp_path, monkeypatch):
+    slot_bytes = slot_layout(CAMERAS)[1]
+    tmpfs_with_free(monkeypatch, (int(5 * slot_bytes / 0.8) // 4096 + 2) * 4096)  # room for 5 slots, not 6
+    writer = DatasetWriter(spec(tmp_path / "ds"))
+    writer.open()
+    try:
+        assert writer.spec.ring_frames == 5  # and the writer process attached to the same 5
+        writer.begin_episode(TASK)
+        for index in range(12):
+            deadline = time.monotonic() + 60
+            while writer.backlog >= 5:  # paced as a control loop would be, so nothing is dropped
+                assert time.monotonic() < deadline, "the writer process stopped taking frames"
+                time.sleep(0.005)
+            assert writer.add_frame(*frame(0, index))
+        saved = writer.save_episode({"episode": 0, "keep": True})
+        assert saved.dropped_frames == 0
+    finally:
+        writer.close()
+    check_loads(tmp_path / "ds", [12])
