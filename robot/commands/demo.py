@@ -214,7 +214,7 @@ class Demo:
             "Ports, motors, calibration against the motors, supply voltage, temperatures, bus timing, "
             "cameras and their sync, disk and video encoder: will this session produce good data?",
         )
-        self.run("so101-doctor", *self.rig_args, f"--dataset_root={self.paths.out}")
+        self.run("so101-doctor", *self.rig_args, f"--dataset_root={self.paths.out}", "--vcodec=h264")
         if config.teleop_s > 0:
             self.say(
                 "teleoperation with safety on",

@@ -20,6 +20,7 @@ from rich.table import Table
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.doctor import CheckRow, Status, run_checks
+from robot.errors import ConfigError
 from robot.rig_ports import rig_ports
 
 _STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
@@ -31,6 +32,9 @@ def _default_dataset_root() -> Path:
     return HF_LEROBOT_HOME
 
 
+DOCTOR_CODECS = ("libsvtav1", "h264")  # what so101-record writes
+
+
 @dataclass(frozen=True)
 class DoctorConfig:
     """Options of so101-doctor (the rig comes from --config_path)."""
@@ -40,6 +44,16 @@ class DoctorConfig:
     dataset_root: Path | None = None
     # Print the rows as JSON instead of a table
     json: bool = False
+    # The codec the session will record with (so101-record's --dataset.vcodec): its speed is checked
+    vcodec: str = "libsvtav1"
+    # The recording's frame rate, for the encode-speed check
+    fps: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.vcodec not in DOCTOR_CODECS:
+            raise ConfigError(f"vcodec={self.vcodec!r}: expected one of {', '.join(DOCTOR_CODECS)}")
+        if self.fps <= 0:
+            raise ConfigError(f"fps={self.fps}: must be a positive number of frames per second")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not config.json:
                     console.print(f"  checked {row.subject} {row.check}: [{_STYLE[row.status]}]{row.status}[/]")
 
-            rows = run_checks(config.rig, found.ports, dataset_root, on_row=show)
+            rows = run_checks(config.rig, found.ports, dataset_root, on_row=show, vcodec=config.vcodec, fps=config.fps)
         if config.json:
             print(json.dumps([row.as_dict() for row in rows], indent=2))
         else:

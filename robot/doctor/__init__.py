@@ -11,6 +11,7 @@ from pathlib import Path
 from robot.config import RigConfig
 from robot.doctor.arms import check_arm, file_calibrations
 from robot.doctor.cameras import check_cameras
+from robot.doctor.encode_speed import check_encode_speed
 from robot.doctor.rows import CheckRow, Status
 from robot.doctor.system import check_disk, check_encoder
 
@@ -18,9 +19,19 @@ __all__ = ["CheckRow", "Status", "run_checks"]
 
 
 def run_checks(
-    rig: RigConfig, ports: dict[str, str], dataset_root: Path, on_row: Callable[[CheckRow], None] | None = None
+    rig: RigConfig,
+    ports: dict[str, str],
+    dataset_root: Path,
+    on_row: Callable[[CheckRow], None] | None = None,
+    *,
+    vcodec: str = "libsvtav1",
+    fps: float = 30.0,
 ) -> list[CheckRow]:
-    """Every check, in table order; `on_row` sees each row as soon as it is known."""
+    """Every check, in table order; `on_row` sees each row as soon as it is known.
+
+    `vcodec` and `fps` are the recording's (so101-record's defaults): the encode-speed row
+    encodes every camera's size with that codec at that rate.
+    """
     rows: list[CheckRow] = []
 
     def add(new: list[CheckRow]) -> None:
@@ -34,4 +45,5 @@ def run_checks(
         add(check_arm(name, port, rig, files))
     add(check_cameras(rig.cameras, rig.sync))
     add([check_disk(dataset_root), check_encoder()])
+    add([check_encode_speed([(c.height, c.width) for c in rig.cameras], fps, vcodec)])
     return rows

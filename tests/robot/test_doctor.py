@@ -9,6 +9,7 @@ import pytest
 from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.doctor import Status, run_checks
+from robot.doctor.encode_speed import check_encode_speed, encode_verdict
 from robot.virtual.bus import TimingMode
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
@@ -112,3 +113,27 @@ def test_so101_doctor_passes_on_the_virtual_rig_and_prints_json(tmp_path):
     rows = json.loads(result.stdout)
     assert not [r for r in rows if r["status"] == "fail"]
     assert len([r for r in rows if r["check"] == "calibration"]) == 4
+
+
+def test_the_encoder_speed_row_measures_every_camera(doctor):
+    check, *_ = doctor
+    row = check()[("video", "libsvtav1 speed")]
+    assert row.status in (Status.PASS, Status.WARN)  # a measurement of this machine; never a failure
+    assert f"real time for {len(CAMERAS)} camera(s) at 30 fps" in row.detail
+
+
+def test_encoder_speed_verdicts_say_what_to_do():
+    assert encode_verdict(2.0, 3, 30, "libsvtav1").status is Status.PASS
+    tight = encode_verdict(1.2, 3, 30, "libsvtav1")
+    assert tight.status is Status.WARN
+    assert "--dataset.vcodec=h264" in tight.next_step
+    slow = encode_verdict(0.8, 3, 30, "libsvtav1")
+    assert slow.status is Status.WARN
+    assert "slower than the cameras" in slow.detail
+    assert "fewer cameras" in encode_verdict(0.8, 3, 30, "h264").next_step
+
+
+def test_an_encoder_that_cannot_open_fails_the_row():
+    row = check_encode_speed([(48, 64)], 30, "no_such_codec")
+    assert row.status is Status.FAIL
+    assert "could not encode" in row.detail
