@@ -141,14 +141,18 @@ def test_watchdog_holds_a_warm_arm(live_model, rig_setup):
         state = rig.observe().state()
         live_model.buses["left_follower"].motor(3).set_temperature(58.0)
         time.sleep(rig.config.bus.status_poll_period_s + 0.05)
-        rig.observe()
+        rig.act(rig.observe().state())  # the status poll after this tick's goals finds the warm motor
         moved = dict(state)
         moved["left_shoulder_pan.pos"] += 8.0
+        rig.observe()
         sent = rig.act(moved)
         assert sent["left_shoulder_pan.pos"] == pytest.approx(state["left_shoulder_pan.pos"], abs=0.2)
         assert rig.counters.held_ticks == 1
         live_model.buses["left_follower"].motor(3).set_temperature(40.0)
         time.sleep(rig.config.bus.status_poll_period_s + 0.05)
+        rig.observe()
+        assert rig.act(moved)["left_shoulder_pan.pos"] == pytest.approx(state["left_shoulder_pan.pos"], abs=0.2)
+        assert rig.counters.held_ticks == 2  # still held: the poll that finds it cool comes after the goals
         rig.observe()
         assert rig.act(moved)["left_shoulder_pan.pos"] > state["left_shoulder_pan.pos"] + 1.0
 
