@@ -62,26 +62,34 @@ def test_sim_calibrate_and_lerobot_teleoperate(tmp_path):
 
         sampler = threading.Thread(target=sample)
         sampler.start()
-        teleop = subprocess.run(
-            [
-                script("lerobot-teleoperate"),
-                "--robot.type=bi_so_follower",
-                "--robot.id=e2e_rig",
-                f"--robot.calibration_dir={cal_root / 'robots/so_follower'}",
-                f"--robot.left_arm_config.port={ports['left_follower']}",
-                f"--robot.right_arm_config.port={ports['right_follower']}",
-                "--teleop.type=bi_so_leader",
-                "--teleop.id=e2e_rig",
-                f"--teleop.calibration_dir={cal_root / 'teleoperators/so_leader'}",
-                f"--teleop.left_arm_config.port={ports['left_leader']}",
-                f"--teleop.right_arm_config.port={ports['right_leader']}",
-                "--fps=30",
-                "--teleop_time_s=8",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+
+        def teleoperate() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [
+                    script("lerobot-teleoperate"),
+                    "--robot.type=bi_so_follower",
+                    "--robot.id=e2e_rig",
+                    f"--robot.calibration_dir={cal_root / 'robots/so_follower'}",
+                    f"--robot.left_arm_config.port={ports['left_follower']}",
+                    f"--robot.right_arm_config.port={ports['right_follower']}",
+                    "--teleop.type=bi_so_leader",
+                    "--teleop.id=e2e_rig",
+                    f"--teleop.calibration_dir={cal_root / 'teleoperators/so_leader'}",
+                    f"--teleop.left_arm_config.port={ports['left_leader']}",
+                    f"--teleop.right_arm_config.port={ports['right_leader']}",
+                    "--fps=30",
+                    "--teleop_time_s=8",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+
+        teleop = teleoperate()
+        if teleop.returncode != 0 and "motor check failed" in teleop.stderr:
+            # Stock LeRobot pings each motor once with no retry at connect; on a 2-core machine late in
+            # the suite one ping can miss its 50 ms reply (seen once in CI). A real fault fails again.
+            teleop = teleoperate()
         stop.set()
         sampler.join()
         client.close()
