@@ -19,7 +19,7 @@ class WriterSpec:
     resume: bool = False  # append to an existing dataset (created if missing); False refuses an existing one
     robot_type: str = ROBOT_TYPE  # stored in info.json; resuming checks it
     ring_s: float = 3.0  # frames the control side may run ahead of the writer, seconds of recording
-    encoder_queue_frames: int = 15  # frames buffered per camera in front of each encoder thread
+    encoder_queue_frames: int = 8  # frames buffered per camera in front of each encoder thread
     nice: int = 5  # added to the writer process's nice value so encoding yields to the control loop
     reply_timeout_s: float = 120.0  # longest a blocking call (open, save, close) waits for the writer, s
     lock_timeout_s: float = 10.0  # how long open waits for another writer to release the dataset, s
