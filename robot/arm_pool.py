@@ -31,6 +31,25 @@ class SplitReader(Protocol):
         ...
 
 
+def call_each[T](calls: Mapping[str, Callable[[], T]]) -> dict[str, T]:
+    """Run every call in turn, here; results by name.
+
+    Raises:
+        The first call's exception once every call has run (one arm's failure does not keep the
+        others from their turn).
+    """
+    results: dict[str, T] = {}
+    error: BaseException | None = None
+    for name, call in calls.items():
+        try:
+            results[name] = call()
+        except BaseException as e:
+            error = error or e
+    if error is not None:
+        raise error
+    return results
+
+
 def read_all(arms: Mapping[str, SplitReader]) -> dict[str, JointReading]:
     """Every arm's positions, their requests on the lines at once.
 
@@ -38,21 +57,19 @@ def read_all(arms: Mapping[str, SplitReader]) -> dict[str, JointReading]:
         The first arm's exception once every sent request has been collected (a request left
         uncollected would keep its port busy).
     """
-    error: BaseException | None = None
     pending: dict[str, object] = {}
+    failed: BaseException | None = None
     for name, arm in arms.items():
         try:
             pending[name] = arm.request_joints()
         except BaseException as e:
-            error = error or e
-    readings: dict[str, JointReading] = {}
-    for name, request in pending.items():
-        try:
-            readings[name] = arms[name].collect_joints(request)
-        except BaseException as e:
-            error = error or e
-    if error is not None:
-        raise error
+            failed = failed or e
+    try:
+        readings = call_each({name: (lambda n=name: arms[n].collect_joints(pending[n])) for name in pending})
+    except BaseException as e:
+        raise (failed or e) from None
+    if failed is not None:
+        raise failed
     return readings
 
 
@@ -92,25 +109,12 @@ class ArmPool:
         return results
 
     def send[T](self, calls: Mapping[str, Callable[[], T]]) -> dict[str, T]:
-        """Run calls that do not wait for a reply one after the other, here; results by name.
+        """Run calls that do not wait for a reply one after the other, here (`call_each`).
 
         A thread hand-off costs more than such a call: two followers' goal writes took 0.55 ms
         through the workers and 0.35 ms in turn on the control thread (virtual rig, 2 cores).
-
-        Raises:
-            The first call's exception once every call has run (one arm's failure does not
-            keep the other from getting its goal).
         """
-        results: dict[str, T] = {}
-        error: BaseException | None = None
-        for name, call in calls.items():
-            try:
-                results[name] = call()
-            except BaseException as e:
-                error = error or e
-        if error is not None:
-            raise error
-        return results
+        return call_each(calls)
 
     def close(self) -> None:
         """Stop the workers."""

@@ -12,6 +12,7 @@ from robot.errors import (
     MotorTimeoutError,
     PortNotFoundError,
 )
+from robot.feetech.bus_guards import silent_in
 from robot.feetech.calibration_files import calibration_path, calibration_root, load_calibration
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import FULL_TURN_JOINT, JOINT_NAMES, Role, Side
@@ -168,7 +169,7 @@ def _check_bus(name: str, arm: SO101Arm, samples: int = BUS_SAMPLES) -> CheckRow
         try:
             _, attempts = arm._within_deadline(
                 lambda: bus.sync_read("Present_Position", normalize=False, num_retry=0),
-                arm._silent_in(bus.sync_reader),
+                silent_in(bus.sync_reader),
             )
             retries += attempts - 1
         except MotorTimeoutError:

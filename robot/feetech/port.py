@@ -93,8 +93,8 @@ class GuardedPortHandler(scs.PortHandler):
         if len(unread) < length:
             ser = self.ser
             fileno = getattr(ser, "fileno", None)
-            if fileno is None:  # not a posix port (a test double): no select, no keeping
-                return bytes(unread) + ser.read(length - len(unread)) if unread else ser.read(length)
+            if fileno is None:  # not a posix port (a test double): no select, nothing kept
+                return ser.read(length)
             waiting = ser.in_waiting
             if not waiting and not unread:
                 remaining_ms = self._remaining_ms()

@@ -28,7 +28,6 @@ from robot.config import BusConfig, CalibrationConfig, MismatchPolicy
 from robot.errors import (
     ArmConnectionError,
     ArmRef,
-    BusDisconnectedError,
     CalibrationError,
     MotorError,
     MotorFaultError,
@@ -38,6 +37,8 @@ from robot.errors import (
     NotAServoBusError,
     PortNotFoundError,
 )
+from robot.feetech.bus_guards import DOCTOR as _DOCTOR
+from robot.feetech.bus_guards import silent_in, translate, within_deadline
 from robot.feetech.calibration_files import (
     arm_calibration_dir,
     calibration_path,
@@ -68,7 +69,6 @@ class PendingRead:
 
 _HEALTH_ADDRESS = 60  # Present_Load(2) Present_Voltage(1) Present_Temperature(1) [64] Status(1)
 _HEALTH_LENGTH = 6
-_DOCTOR = "run so101-doctor"
 
 
 class SO101Arm:
@@ -348,14 +348,9 @@ class SO101Arm:
         bus._setup_sync_reader(list(MOTOR_IDS.values()), _POSITION_ADDRESS, _POSITION_LENGTH)
         handler.deadline_ms = deadline_ms  # the reply's wait is set when the request goes out
         try:
-            sent = bus.sync_reader.txPacket() == scs.COMM_SUCCESS
-        except BaseException as e:
+            sent = self._translate(bus.sync_reader.txPacket, motor=None, what="send a read") == scs.COMM_SUCCESS
+        except BaseException:
             handler.deadline_ms = None
-            handler.is_using = False
-            if isinstance(e, serial.SerialException | OSError | termios.error):
-                raise BusDisconnectedError(
-                    self.ref, f"the port went away while sending a read ({e})", "check the USB cable, then reconnect"
-                ) from e
             raise
         return PendingRead(start_s=start, deadline_ms=deadline_ms, sent=sent)
 
@@ -376,12 +371,11 @@ class SO101Arm:
                 pass  # retried below, within what is left of the deadline
             finally:
                 handler.deadline_ms = None
-                handler.is_using = False
         attempts = 1
         if values is None:
             values, retries = self._within_deadline(
                 lambda: bus.sync_read("Present_Position", num_retry=0),
-                self._silent_in(bus.sync_reader),
+                silent_in(bus.sync_reader),
                 deadline_ms=pending.deadline_ms,
             )
             attempts += retries
@@ -435,7 +429,7 @@ class SO101Arm:
                 raise ConnectionError(self.device.bus.packet_handler.getTxRxResult(comm))
             return {j: bytes(reader.data_dict[MOTOR_IDS[j]]) for j in JOINT_NAMES}
 
-        raw, _ = self._within_deadline(read, self._silent_in(reader))
+        raw, _ = self._within_deadline(read, silent_in(reader))
         motors = {}
         for joint, data in raw.items():
             load = decode_sign_magnitude(int.from_bytes(data[0:2], "little"), 10)
@@ -471,73 +465,18 @@ class SO101Arm:
                 "let it cool down, check for a blocked joint or a squeezed object, then power-cycle the arm",
             )
 
-    # --- guards ----------------------------------------------------------------------------
-
-    def _silent_in(self, reader: scs.GroupSyncRead) -> Callable[[], str | None]:
-        """After a failed sync read: the first motor with no data is the one that did not answer."""
-
-        def first_silent() -> str | None:
-            for motor_id, data in reader.data_dict.items():
-                if not data and 1 <= motor_id <= len(JOINT_NAMES):
-                    return JOINT_NAMES[motor_id - 1]
-            return None
-
-        return first_silent
+    # --- guards (robot/feetech/bus_guards.py) -------------------------------------------------
 
     def _within_deadline(
         self, call: Callable[[], T], silent_motor: Callable[[], str | None], *, deadline_ms: float | None = None
     ) -> tuple[T, int]:
-        """Retry `call` on communication failures until the read deadline (or `deadline_ms`), then raise."""
+        """`within_deadline` on this arm's port: until `deadline_ms`, by default `bus.read_deadline_ms` from now."""
         handler = self.device.bus.port_handler
         if deadline_ms is None:
             deadline_ms = handler.getCurrentTime() + self.bus_config.read_deadline_ms
-        attempts = 0
-        while True:
-            attempts += 1
-            handler.deadline_ms = deadline_ms
-            try:
-                return self._translate(call, motor=None, what="read"), attempts
-            except MotorTimeoutError as e:
-                failure = e
-            finally:
-                handler.deadline_ms = None
-            if handler.getCurrentTime() >= deadline_ms:
-                motor = silent_motor()
-                raise MotorTimeoutError(
-                    self.ref,
-                    motor,
-                    f"no valid reply within {self.bus_config.read_deadline_ms:.0f} ms"
-                    f" ({attempts} attempts; last: {failure})",
-                    "check that motor's cable and the arm's power; " + _DOCTOR,
-                ) from failure
+        return within_deadline(self.ref, handler, call, silent_motor, deadline_ms, self.bus_config.read_deadline_ms)
 
     def _translate(self, call: Callable[[], T], *, motor: str | None, what: str) -> T:
-        """Run a LeRobot/SDK call, turning its exceptions into typed errors."""
+        """`translate` for this arm (its port, once open, gets its busy flag cleared)."""
         handler = self._device.bus.port_handler if self._device else None
-        try:
-            return call()
-        except (serial.SerialException, OSError, termios.error) as e:
-            if isinstance(e, ConnectionError):
-                raise MotorTimeoutError(self.ref, motor, f"failed to {what}: {e}", "check cables; " + _DOCTOR) from e
-            raise BusDisconnectedError(
-                self.ref,
-                f"the port went away while trying to {what} ({e})",
-                "check the USB cable, then reconnect",
-            ) from e
-        except IndexError as e:
-            # The vendor SDK indexes into a reply it failed to validate (a late or garbled packet).
-            raise MotorTimeoutError(self.ref, motor, f"garbled reply while trying to {what} ({e})", _DOCTOR) from e
-        except RuntimeError as e:
-            if "RxPacketError" in str(e):
-                # A READ/WRITE status packet carried hardware error bits.
-                raise MotorFaultError(
-                    self.ref,
-                    motor or "?",
-                    [str(e).rsplit("]", 1)[-1].strip()],
-                    "power-cycle the arm; " + _DOCTOR,
-                ) from e
-            raise MotorError(self.ref, motor, f"failed to {what}: {e}", _DOCTOR) from e
-        finally:
-            # The SDK leaves its busy flag set when an exception escapes mid-transaction.
-            if handler is not None:
-                handler.is_using = False
+        return translate(self.ref, handler, call, motor=motor, what=what)
