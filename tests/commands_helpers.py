@@ -31,7 +31,14 @@ def virtual_rig_file(tmp_path: Path, **virtual) -> Path:
         "calibration": {"dir": str(tmp_path / "calibration")},
         # The virtual rig's slack for pseudo-terminal latency on a busy machine (as in virtual.yaml).
         "bus": {"reply_timeout_ms": 20.0, "read_deadline_ms": 50.0},
-        "virtual": {"runtime_dir": str(tmp_path / "run"), "state_dir": str(tmp_path / "state"), **virtual},
+        # realtime_priority as in virtual.yaml: stock LeRobot's connect-time reads wait ~34 ms once, with
+        # no retry, and an emulator at normal priority late in a 2-core suite missed that (CI, stop 12).
+        "virtual": {
+            "runtime_dir": str(tmp_path / "run"),
+            "state_dir": str(tmp_path / "state"),
+            "realtime_priority": 9,
+            **virtual,
+        },
     }
     path = tmp_path / "rig.yaml"
     path.write_text(yaml.safe_dump(rig))
