@@ -6,13 +6,21 @@
 The ring only holds bytes; who may use which slot is decided by its owner (`DatasetWriter`: a
 semaphore of free slots, and slot numbers sent in order over a pipe). A write is one memcpy per
 camera (about 0.1-0.3 ms for 480x640 RGB), so `add_frame` stays cheap on the control thread.
+
+Two kinds of memory hold it. A writer forked from the control process inherits an anonymous shared
+mapping (`inherited=True`): it has no name, so nothing is left behind when either process is
+killed, no resource-tracker process is needed to clean it up (8 MB), and it is not limited by the
+size of /dev/shm. A spawned writer cannot inherit a mapping, so it attaches to a named POSIX block
+in /dev/shm, sized to fit there (`slots_that_fit`).
 """
 
 import json
 import logging
+import mmap
 import os
 from collections.abc import Mapping
 from multiprocessing import shared_memory
+from typing import Protocol
 
 import numpy as np
 
@@ -65,7 +73,7 @@ def slots_that_fit(wanted: int, slot_bytes: int, shm_dir: str = SHM_DIR) -> int:
         return wanted
     if fit < 2:
         raise SharedMemoryError(
-            f"{shm_dir} has {free / 2**20:.0f} MB free; the frame ring needs at least {2 * slot_bytes / 2**20:.0f} MB."
+            f"{shm_dir} has {free / 2**20:.1f} MB free; the frame ring needs at least {2 * slot_bytes / 2**20:.1f} MB."
             " Next: free space in /dev/shm, or start the container with --shm-size=1g"
         )
     logger.warning(
@@ -79,26 +87,67 @@ def slots_that_fit(wanted: int, slot_bytes: int, shm_dir: str = SHM_DIR) -> int:
     return fit
 
 
-class FrameRing:
-    """`slots` frames of one rig's shape in a named shared-memory block."""
+class _Memory(Protocol):
+    """What the ring needs of its memory: `SharedMemory`'s shape."""
 
-    def __init__(self, memory: shared_memory.SharedMemory, cameras: tuple[CameraShape, ...], slots: int) -> None:
+    @property
+    def buf(self) -> memoryview: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def size(self) -> int: ...
+    def close(self) -> None: ...
+    def unlink(self) -> None: ...
+
+
+class InheritedMemory:
+    """An anonymous shared mapping: shared with children forked after it is made, freed with the last."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.name = None  # nothing to attach to: a child gets it by being forked
+        self._map = mmap.mmap(-1, size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+        self.buf = memoryview(self._map)
+
+    def close(self) -> None:
+        """Unmap in this process; BufferError while a view into it is alive (as `SharedMemory`)."""
+        self.buf.release()  # idempotent; the mapping itself refuses to close while exported
+        self._map.close()
+
+    def unlink(self) -> None:
+        """Nothing to do: the kernel frees the pages when the last process unmaps them."""
+
+
+class FrameRing:
+    """`slots` frames of one rig's shape in shared memory (inherited, or a named block)."""
+
+    def __init__(self, memory: _Memory, cameras: tuple[CameraShape, ...], slots: int) -> None:
         self.memory = memory
         self.cameras = cameras
         self.slots = slots
         self._image_offsets, self.slot_bytes = slot_layout(cameras)
         if memory.size < self.slot_bytes * slots:
-            raise ValueError(f"shared memory {memory.name} is too small for {slots} slots")
+            raise ValueError(f"shared memory {memory.name or '(inherited)'} is too small for {slots} slots")
 
     @classmethod
-    def create(cls, cameras: tuple[CameraShape, ...], slots: int, *, prefault_slots: int | None = None) -> "FrameRing":
+    def create(
+        cls,
+        cameras: tuple[CameraShape, ...],
+        slots: int,
+        *,
+        prefault_slots: int | None = None,
+        inherited: bool = False,
+    ) -> "FrameRing":
         """Allocate a new ring (the control side owns it and must `unlink()` it).
 
-        The first `prefault_slots` slots (all by default) are touched now, so the control loop pays
-        no page faults on them; shared memory takes RAM only for the pages touched.
+        `inherited`: for a writer forked after this call (anonymous memory, no name); otherwise a
+        named block another process can `attach` to. The first `prefault_slots` slots (all by
+        default) are touched now, so the control loop pays no page faults on them; shared memory
+        takes RAM only for the pages touched.
         """
         slot_bytes = slot_layout(cameras)[1]
-        memory = shared_memory.SharedMemory(create=True, size=slot_bytes * slots)
+        size = slot_bytes * slots
+        memory = InheritedMemory(size) if inherited else shared_memory.SharedMemory(create=True, size=size)
         touched = slot_bytes * (slots if prefault_slots is None else min(prefault_slots, slots))
         np.ndarray((touched,), np.uint8, memory.buf).fill(0)
         return cls(memory, cameras, slots)
@@ -109,8 +158,8 @@ class FrameRing:
         return cls(shared_memory.SharedMemory(name=name), cameras, slots)
 
     @property
-    def name(self) -> str:
-        """The shared-memory block's name."""
+    def name(self) -> str | None:
+        """The shared-memory block's name (None for inherited memory)."""
         return self.memory.name
 
     @property
@@ -152,8 +201,12 @@ class FrameRing:
         header = np.ndarray((2, _JOINTS), np.float32, self.memory.buf, base)
         length = int.from_bytes(self.memory.buf[base + _TIMING_OFFSET - 4 : base + _TIMING_OFFSET], "little")
         timing = json.loads(bytes(self.memory.buf[base + _TIMING_OFFSET : base + _TIMING_OFFSET + length]))
+        # Views through a memoryview slice hold an export of the mapping (an ndarray made straight
+        # from the buffer does not), so `close()` cannot unmap memory a view still points into.
         images = {
-            name: np.ndarray((height, width, 3), np.uint8, self.memory.buf, base + offset)
+            name: np.frombuffer(self.memory.buf[base + offset : base + offset + height * width * 3], np.uint8).reshape(
+                height, width, 3
+            )
             for (name, height, width), offset in zip(self.cameras, self._image_offsets, strict=True)
         }
         return header[0].copy(), header[1].copy(), images, timing
@@ -163,7 +216,7 @@ class FrameRing:
         try:
             self.memory.close()
         except BufferError:
-            logger.debug("shared memory %s still has views; it is unmapped at exit", self.memory.name)
+            logger.debug("shared memory %s still has views; it is unmapped at exit", self.memory.name or "(inherited)")
 
     def unlink(self) -> None:
         """Free the block (owner only, once every process has closed or died)."""

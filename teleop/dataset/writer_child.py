@@ -42,12 +42,17 @@ _LIBC = ctypes.CDLL(None)
 
 
 def run_writer(
-    spec: WriterSpec, conn: Connection, ring_name: str, free_slots: Semaphore, parent_end_fd: int | None = None
+    spec: WriterSpec,
+    conn: Connection,
+    ring: FrameRing | str,
+    free_slots: Semaphore,
+    parent_end_fd: int | None = None,
 ) -> None:
     """Entry point of the writer process (multiprocessing target).
 
-    `parent_end_fd`: when forked, the inherited copy of the control process's end of the pipe,
-    closed here so that the control process's death reads as end-of-file.
+    `ring`: when forked, the control process's ring (its memory inherited); when spawned, the name
+    of the block to attach to. `parent_end_fd`: when forked, the inherited copy of the control
+    process's end of the pipe, closed here so that the control process's death reads as end-of-file.
     """
     if parent_end_fd is not None:
         os.close(parent_end_fd)
@@ -60,7 +65,8 @@ def run_writer(
     warnings.filterwarnings("ignore", message="Cannot enable progress bars")
     logging.basicConfig(level=logging.WARNING, format="dataset writer: %(levelname)s %(name)s: %(message)s")
     _quiet_codecs()
-    ring = FrameRing.attach(ring_name, spec.cameras, spec.ring_frames)
+    if isinstance(ring, str):
+        ring = FrameRing.attach(ring, spec.cameras, spec.ring_frames)
     try:
         from teleop.dataset.durable import DurableDataset  # heavy (LeRobot): after the demotion
 

@@ -15,6 +15,7 @@ from multiprocessing.synchronize import Semaphore
 from typing import NoReturn
 
 from teleop.dataset.errors import WriterProcessError
+from teleop.dataset.frame_ring import FrameRing
 from teleop.dataset.spec import WriterSpec
 from teleop.dataset.writer_child import run_writer
 
@@ -28,15 +29,21 @@ _NEXT_STEP = "Next: run again with resume; saved episodes are safe and opening t
 class WriterLink:
     """A started writer process and its pipe. Not thread-safe: the owner serialises calls."""
 
-    def __init__(self, spec: WriterSpec, ring_name: str, free_slots: Semaphore, context: BaseContext) -> None:
-        """Start the writer process; its first reply (request 0) is the open report."""
+    def __init__(self, spec: WriterSpec, ring: FrameRing, free_slots: Semaphore, context: BaseContext) -> None:
+        """Start the writer process; its first reply (request 0) is the open report.
+
+        A forked writer gets `ring` itself (its memory is inherited); a spawned one its name to attach to.
+        """
         self.spec = spec
         self._ids = itertools.count(1)
         self._conn, child_conn = context.Pipe()
+        forked = context.get_start_method() == "fork"
         # A forked writer inherits this end too: it must close it, or our death would not end its input.
-        parent_end = self._conn.fileno() if context.get_start_method() == "fork" else None
+        parent_end = self._conn.fileno() if forked else None
         self._process = context.Process(
-            target=run_writer, args=(spec, child_conn, ring_name, free_slots, parent_end), name="so101-dataset-writer"
+            target=run_writer,
+            args=(spec, child_conn, ring if forked else ring.name, free_slots, parent_end),
+            name="so101-dataset-writer",
         )
         self._process.start()
         child_conn.close()  # so the writer's death reads as end-of-file here

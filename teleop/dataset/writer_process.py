@@ -106,10 +106,14 @@ class DatasetWriter:
                 # imported in the writer they cost ~45 MB of its own (measured with smaps_rollup).
                 import teleop.dataset.durable  # noqa: F401
             context = multiprocessing.get_context(method)
-            slots = slots_that_fit(self.spec.ring_frames, slot_layout(self.spec.cameras)[1])
-            if slots != self.spec.ring_frames:
-                self.spec = replace(self.spec, ring_s=slots / self.spec.fps)  # what the writer process attaches to
-            self._ring = FrameRing.create(self.spec.cameras, self.spec.ring_frames, prefault_slots=PREFAULT_SLOTS)
+            inherited = method == "fork"  # a forked writer inherits anonymous memory, not bound by /dev/shm
+            if not inherited:
+                slots = slots_that_fit(self.spec.ring_frames, slot_layout(self.spec.cameras)[1])
+                if slots != self.spec.ring_frames:
+                    self.spec = replace(self.spec, ring_s=slots / self.spec.fps)  # what the writer attaches to
+            self._ring = FrameRing.create(
+                self.spec.cameras, self.spec.ring_frames, prefault_slots=PREFAULT_SLOTS, inherited=inherited
+            )
             self._free = context.Semaphore(self.spec.ring_frames)
             self._free_stack = list(range(self.spec.ring_frames))[::-1]  # slot 0 first
             self._in_flight.clear()
@@ -117,7 +121,7 @@ class DatasetWriter:
             # processes share (torch's and LeRobot's modules) stay shared instead of being copied.
             gc.freeze()
             try:
-                self._link = WriterLink(self.spec, self._ring.name, self._free, context)
+                self._link = WriterLink(self.spec, self._ring, self._free, context)
             finally:
                 gc.unfreeze()
             try:

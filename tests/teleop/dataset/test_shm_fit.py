@@ -1,4 +1,5 @@
-"""The frame ring is sized to what /dev/shm can hold: a small tmpfs shrinks it instead of crashing it."""
+"""A named frame ring (spawned writer) is sized to what /dev/shm can hold: a small tmpfs shrinks it
+instead of crashing it. A forked writer's inherited ring is not in /dev/shm, so its size is kept."""
 
 import logging
 import os
@@ -6,7 +7,7 @@ import time
 
 import pytest
 
-from teleop.dataset import frame_ring
+from teleop.dataset import frame_ring, writer_process
 from teleop.dataset.errors import SharedMemoryError
 from teleop.dataset.frame_ring import slot_layout, slots_that_fit
 from teleop.dataset.writer_process import DatasetWriter
@@ -41,14 +42,15 @@ def test_a_small_tmpfs_gets_fewer_slots_and_a_warning(monkeypatch, caplog):
 
 def test_no_room_for_two_slots_is_a_clear_error(monkeypatch):
     tmpfs_with_free(monkeypatch, SLOT_BYTES)
-    with pytest.raises(SharedMemoryError, match=r"/dev/shm has 1 MB free.*Next: .*--shm-size"):
+    with pytest.raises(SharedMemoryError, match=r"/dev/shm has 1.0 MB free.*Next: .*--shm-size"):
         slots_that_fit(90, SLOT_BYTES)
 
 
 @pytest.mark.slow  # starts a writer process
-def test_the_writer_records_through_a_shrunken_ring(tmp_path, monkeypatch):
+def test_a_spawned_writer_records_through_a_shrunken_ring(tmp_path, monkeypatch):
     slot_bytes = slot_layout(CAMERAS)[1]
     tmpfs_with_free(monkeypatch, (int(5 * slot_bytes / 0.8) // 4096 + 2) * 4096)  # room for 5 slots, not 6
+    monkeypatch.setattr(writer_process, "_start_method", lambda: "spawn")  # as when threads already run
     writer = DatasetWriter(spec(tmp_path / "ds"))
     writer.open()
     try:
@@ -65,3 +67,17 @@ def test_the_writer_records_through_a_shrunken_ring(tmp_path, monkeypatch):
     finally:
         writer.close()
     check_loads(tmp_path / "ds", [12])
+
+
+@pytest.mark.slow  # starts a writer process
+def test_a_forked_writer_keeps_its_whole_ring_whatever_dev_shm_holds(tmp_path, monkeypatch):
+    tmpfs_with_free(monkeypatch, 4096)  # not one slot would fit in /dev/shm
+    monkeypatch.setattr(writer_process, "_start_method", lambda: "fork")  # as a command opening it first
+    wanted = spec(tmp_path / "ds").ring_frames
+    with DatasetWriter(spec(tmp_path / "ds")) as writer:
+        assert writer.spec.ring_frames == wanted
+        writer.begin_episode(TASK)
+        for index in range(4):
+            assert writer.add_frame(*frame(0, index))
+        assert writer.save_episode({"episode": 0}).frames == 4
+    check_loads(tmp_path / "ds", [4])
