@@ -23,7 +23,7 @@ from typing import IO
 
 from robot.errors import RobotError
 from robot.virtual.client import VirtualRigClient
-from robot.virtual.rig_model import VirtualRigConfig, config_to_json
+from robot.virtual.rig_model import LAUNCHER_PID_ENV, VirtualRigConfig, config_to_json
 
 logger = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
@@ -80,7 +80,8 @@ class VirtualRigProcess:
         # stderr to a file, not a pipe: nobody reads it while the rig runs, and a full pipe would
         # block the server in the middle of a reply.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._stderr)
+        env = {**os.environ, LAUNCHER_PID_ENV: str(os.getpid())}
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
         stdout = self._process.stdout
         if stdout is None:
             raise VirtualRigStartError("no stdout pipe to the virtual rig process")

@@ -59,6 +59,10 @@ def default_runtime_dir() -> Path:
     return Path(base) / f"so101-virtual{suffix}"
 
 
+# Set by the launcher for the server process: the pid it must not outlive (see `die_with_parent`).
+LAUNCHER_PID_ENV = "SO101_VIRTUAL_LAUNCHER_PID"
+
+
 def config_to_json(config: VirtualRigConfig) -> str:
     """Serialise a config for the server process's command line."""
     return json.dumps({k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()})

@@ -39,7 +39,13 @@ from robot.virtual.front import FrontServer
 from robot.virtual.json_socket import JsonLineSocket
 from robot.virtual.protocol import Instruction, encode_instruction
 from robot.virtual.pty_port import PtyPort
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel, config_from_json, default_runtime_dir
+from robot.virtual.rig_model import (
+    LAUNCHER_PID_ENV,
+    VirtualRigConfig,
+    VirtualRigModel,
+    config_from_json,
+    default_runtime_dir,
+)
 
 logger = logging.getLogger(__name__)
 CONTROL_SOCKET = "control.sock"
@@ -193,12 +199,15 @@ def self_test(ports: dict[str, str], timeout_s: float = _SELF_TEST_TIMEOUT_S) ->
             os.close(fd)
 
 
-def die_with_parent() -> None:
+def die_with_parent(parent: int | None = None) -> None:
     """Ask the kernel to SIGTERM this process when its parent dies (Linux).
 
     A virtual rig started by a command that gets killed (kill -9, a crash) must not linger.
+    `parent`: the pid that started this process. A parent that died before the request took effect
+    left this process re-parented already, which only a pid known from before can reveal (asking
+    for our parent here would name the new one).
     """
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -214,11 +223,11 @@ def bus_socket(runtime_dir: Path, bus: str) -> Path:
     return runtime_dir / f".{bus}.sock"
 
 
-def serve_bus(config: VirtualRigConfig, runtime_dir: Path, bus: str, ready: Connection) -> None:
+def serve_bus(config: VirtualRigConfig, runtime_dir: Path, bus: str, ready: Connection, parent: int) -> None:
     """One bus in its own process, so the four buses answer in parallel as real ones do."""
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
-    die_with_parent()
+    die_with_parent(parent)
     make_realtime(config.realtime_priority)
     model = VirtualRigModel(config, served=[bus])
     server = PtyServer(model, runtime_dir, [bus], bus_socket(runtime_dir, bus))
@@ -251,7 +260,9 @@ def serve(config: VirtualRigConfig, *, announce=print) -> None:
     try:
         for bus in ARM_NAMES:
             receive, send = context.Pipe(duplex=False)
-            child = context.Process(target=serve_bus, args=(config, runtime_dir, bus, send), name=f"bus-{bus}")
+            child = context.Process(
+                target=serve_bus, args=(config, runtime_dir, bus, send, os.getpid()), name=f"bus-{bus}"
+            )
             child.start()
             send.close()
             if not receive.poll(_SELF_TEST_TIMEOUT_S) or stop.is_set():
@@ -285,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m robot.virtual.server '<VirtualRigConfig as JSON>'` (used by the launcher)."""
     args = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    die_with_parent()  # started by a launcher: go when it goes
+    launcher = os.environ.get(LAUNCHER_PID_ENV)
+    die_with_parent(int(launcher) if launcher else None)  # started by a launcher: go when it goes
     config = config_from_json(args[0] if args else "{}")
 
     def announce(line: str) -> None:

@@ -2,6 +2,8 @@
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import pytest
 
 from robot.virtual.bus import TimingMode
 from robot.virtual.launcher import VirtualRigProcess
-from robot.virtual.rig_model import VirtualRigConfig
+from robot.virtual.rig_model import LAUNCHER_PID_ENV, VirtualRigConfig, config_to_json
 
 pytestmark = pytest.mark.slow
 
@@ -50,3 +52,20 @@ def test_a_burst_of_sigterms_stops_the_server_and_its_bus_processes(tmp_path):
             if running(pid):
                 os.kill(pid, signal.SIGKILL)
         rig.stop()
+
+
+def test_a_server_whose_launcher_died_before_it_started_exits_at_once(tmp_path):
+    # The launcher can be killed between starting the server and the server's parent-death request;
+    # the server then has a new parent already and must notice from the launcher's pid it was given.
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that no longer runs
+    config = config_to_json(VirtualRigConfig(runtime_dir=tmp_path / "run", timing=TimingMode.INSTANT))
+    server = subprocess.run(
+        [sys.executable, "-m", "robot.virtual.server", config],
+        env={**os.environ, LAUNCHER_PID_ENV: str(gone.pid)},
+        capture_output=True,
+        timeout=60,
+    )
+    assert server.returncode == -signal.SIGTERM
+    assert b"READY" not in server.stdout
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
