@@ -5,7 +5,8 @@
     SO101_DATASET_FAULT="enospc@save:lerobot_saved"    raise OSError(ENOSPC) there
 
 Points: "frame:<n>" (after frame n of an episode reached LeRobot), "save:journaled",
-"save:lerobot_saved", "save:finalized", "save:sidecars_written", "save:committed", and
+"save:lerobot_saved", "save:finalized", "save:sidecars_written", "save:committed",
+"save:reopened" (the writer process reopened LeRobot for the next episode, not yet replied) and
 "repair:restored" (a rollback half done: files deleted and restored, journal not yet). A fault fires
 once: it is removed from the variable when it fires, so a test can check that the next episode
 succeeds. Unset in production; reading one environment variable is the whole cost.

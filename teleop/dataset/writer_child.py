@@ -27,6 +27,7 @@ from multiprocessing.synchronize import Semaphore
 from typing import TYPE_CHECKING
 
 from teleop.dataset.errors import DatasetError, WriterProcessError
+from teleop.dataset.faults import fault_point
 from teleop.dataset.frame_ring import FrameRing
 from teleop.dataset.privileges import demote_this_process
 from teleop.dataset.spec import WriterSpec
@@ -115,13 +116,18 @@ def _serve(dataset: "DurableDataset", conn: Connection, ring: FrameRing, free_sl
             dataset.discard_episode()
             _LIBC.malloc_trim(0)
         elif kind == "save":
-            conn.send(("reply", message[1], failed or _save(dataset, message[2])))
+            outcome = failed or _save(dataset, message[2])
             failed = None
+            # Reopen before replying, while the operator resets the scene: the episode is durable
+            # already, and a next episode begun right after the reply would otherwise queue its
+            # first ~0.3 s of frames in the ring while LeRobot reopens.
             try:
-                dataset.prepare_next()  # reopen now, while the operator resets the scene
+                dataset.prepare_next()
+                fault_point("save:reopened")
             except Exception:
                 logger.exception("reopening the dataset after a save failed; the next episode will retry")
             _LIBC.malloc_trim(0)  # hand the finished encoders' memory back: peak RSS stays flat
+            conn.send(("reply", message[1], outcome))
         elif kind == "close":
             dataset.close()
             conn.send(("reply", message[1], None))
