@@ -54,13 +54,31 @@ def process_cpu_s(pid: int | None) -> float:
 
 def pss_mb(pid: int) -> float:
     """A live process's proportional set size, MB (0 if it is gone)."""
+    return pss_parts_mb(pid).get("Pss", 0.0)
+
+
+def pss_parts_mb(pid: int) -> dict[str, float]:
+    """A live process's PSS and its anonymous, file-backed and shared-memory parts, MB ({} if gone)."""
+    parts = {}
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
+            key = line.split(":", 1)[0]
+            if key in ("Pss", "Pss_Anon", "Pss_File", "Pss_Shmem"):
+                parts[key] = int(line.split()[1]) / 1024
     except OSError:
         pass
-    return 0.0
+    return parts
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every live descendant (helpers a library starts count as the recorder's memory)."""
+    tree, index = [pid], 0
+    while index < len(tree):
+        for children in Path(f"/proc/{tree[index]}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                tree += [int(child) for child in children.read_text().split()]
+        index += 1
+    return tree
 
 
 def cpu_jiffies() -> list[int]:

@@ -11,7 +11,8 @@
         frames dropped per 1,000 (ring full, encoder queue drops, frames missing from the videos),
         pause between episodes (how long the loop could not tick: LeRobot's save_episode blocks it,
         ours saves on another thread during the reset) and save time p50/p95/max, CPU seconds per
-        recorded second (all processes), peak RSS of each process and the peak of their summed PSS
+        recorded second (loop and writer), peak RSS of each, and the peak summed PSS of the whole
+        process tree (with its anonymous / file / shared-memory parts)
 
 A measurement, not a test: nothing is asserted. There is no rig in the loop (issue 4's full
 benchmark with the virtual rig belongs to so101-record); this isolates what the writer costs the
@@ -36,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.proc_stats import process_cpu_s, pss_mb
+from benchmarks.memory_sampler import MemorySampler
+from benchmarks.proc_stats import process_cpu_s
 from robot.config import RigConfig
 from robot.loop_timer import LoopTimer
 from robot.realtime import realtime_thread
@@ -146,34 +148,6 @@ class LeRobots:
         self.dataset.finalize()
 
 
-class MemorySampler:
-    """Peak of the summed proportional set size (PSS) of the recording processes, sampled every 0.2 s.
-
-    PSS shares each page among the processes mapping it, so two processes that map the same
-    libraries (a forked writer and its control process) are not counted twice, as summed RSS would.
-    """
-
-    def __init__(self, pids: list[int]) -> None:
-        self.pids = pids
-        self.peak_mb = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, name="pss-sampler", daemon=True)
-
-    def start(self) -> None:
-        """Start sampling (in a daemon thread)."""
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop sampling; `peak_mb` is final."""
-        self._stop.set()
-        self._thread.join()
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.2):
-            total = sum(pss_mb(pid) for pid in self.pids)
-            self.peak_mb = max(self.peak_mb, total)
-
-
 def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
     """One (impl, codec) run in this process; returns its measurements.
 
@@ -197,7 +171,7 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
         open_s = time.monotonic() - started
         writer_pid = recorder.writer_pid()
         pids = [os.getpid(), *([writer_pid] if writer_pid else [])]
-        memory = MemorySampler(pids)
+        memory = MemorySampler()
         memory.start()
         cpu_before = sum(process_cpu_s(pid) for pid in pids)
         deviations, add_ms, pauses, saves, drops, taken = [], [], [], [], [], 0
@@ -247,6 +221,8 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
         "loop_process_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "writer_process_peak_rss_mb": writer_rss,
         "peak_pss_mb": memory.peak_mb,
+        "peak_pss_parts_mb": memory.peak_parts_mb,
+        "peak_processes": memory.peak_processes,
     }
 
 
@@ -278,19 +254,22 @@ def table(results: list[dict]) -> str:
     """Markdown table of all runs."""
     head = (
         "| impl | codec | period dev p50 / p99 / max ms | add_frame p50 / p99 / max ms | dropped / 1000 "
-        "| loop pause p50 / p95 / max s | save p95 s | CPU s per s | peak RSS loop / writer MB | peak PSS MB |\n"
+        "| loop pause p50 / p95 / max s | save p95 s | CPU s per s | peak RSS loop / writer MB "
+        "| peak PSS MB (anon / file / shmem) |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for r in results:
         dev, add, pause = r["period_dev_ms"], r["add_frame_ms"], r["pause_s"]
         writer = f"{r['writer_process_peak_rss_mb']:.0f}" if r["writer_process_peak_rss_mb"] else "-"
+        parts = r.get("peak_pss_parts_mb", {})
         rows.append(
             f"| {r['impl']} | {r['vcodec']} | {dev['p50']:.2f} / {dev['p99']:.2f} / {dev['max']:.1f} "
             f"| {add['p50']:.2f} / {add['p99']:.2f} / {add['max']:.1f} | {r['dropped_per_1000']:.1f} "
             f"| {pause['p50']:.2f} / {pause['p95']:.2f} / {pause['max']:.2f} | {r['save_s']['p95']:.2f} "
             f"| {r['cpu_s_per_recorded_s']:.2f} | {r['loop_process_peak_rss_mb']:.0f} / {writer} "
-            f"| {r['peak_pss_mb']:.0f} |"
+            f"| {r['peak_pss_mb']:.0f} ({parts.get('anon', 0):.0f} / {parts.get('file', 0):.0f} / "
+            f"{parts.get('shmem', 0):.0f}) |"
         )
     return head + "\n".join(rows)
 
