@@ -151,7 +151,7 @@ def _record_writer(data: Mapping[str, Any]) -> list[Row]:
                 ref["save_s"]["p95"], anchor_name="LeRobot 0.6.1 (not crash-safe until finalize)"),
             Row("record_writer", f"recording: dropped frames per 1000, {vcodec}", "", ours["dropped_per_1000"],
                 ref["dropped_per_1000"], target="0"),
-            Row("record_writer", f"recording: peak memory, summed PSS of the processes, {vcodec}", "MB",
+            Row("record_writer", f"recording: peak memory, summed PSS of the process tree, {vcodec}", "MB",
                 ours["peak_pss_mb"], ref["peak_pss_mb"], target="≤ LeRobot's"),
             Row("record_writer", f"recording: peak RSS, loop + writer summed, {vcodec}", "MB", ours_rss,
                 ref["loop_process_peak_rss_mb"], anchor_name="LeRobot 0.6.1 (shared pages count twice for ours)"),
