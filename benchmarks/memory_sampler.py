@@ -7,7 +7,7 @@ milliseconds of Python each time).
     ...                            # the work being measured
     sampler.stop()                 # sampler.peak_mb, .peak_parts_mb (anon/file/shmem), .peak_processes
 
-    python -m benchmarks.memory_sampler ROOT_PID [INTERVAL_S]    # samples until stdin closes, prints JSON
+    python -m benchmarks.memory_sampler ROOT_PID [INTERVAL_S [EXCLUDED_PID ...]]   # until stdin closes; JSON
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 import selectors
 import subprocess
 import sys
+from pathlib import Path
 
 from benchmarks.proc_stats import process_tree, pss_parts_mb
 
@@ -32,16 +33,19 @@ class MemorySampler:
     twice, as summed RSS would. The sampler process itself is left out.
     """
 
-    def __init__(self, interval_s: float = INTERVAL_S) -> None:
+    def __init__(self, interval_s: float = INTERVAL_S, exclude: list[int] | None = None) -> None:
         self.interval_s = interval_s
+        self.exclude = exclude or []  # processes (with their descendants) that are not the recorder's
         self.peak_mb = 0.0
         self.peak_parts_mb: dict[str, float] = {}
         self.peak_processes = 0
+        self.peak_by_process_mb: dict[str, dict[str, float]] = {}  # each process's PSS parts at the peak
         self._process: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
         """Start the sampler process."""
         command = [sys.executable, "-m", "benchmarks.memory_sampler", str(os.getpid()), str(self.interval_s)]
+        command += [str(pid) for pid in self.exclude]
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def stop(self) -> None:
@@ -51,30 +55,42 @@ class MemorySampler:
         output, _ = self._process.communicate(timeout=30)  # closes its stdin: the signal to stop
         peak = json.loads(output)
         self.peak_mb, self.peak_parts_mb, self.peak_processes = peak["mb"], peak["parts_mb"], peak["processes"]
+        self.peak_by_process_mb = peak.get("by_process_mb", {})
 
 
-def sample_until_stdin_closes(root: int, interval_s: float) -> dict:
-    """Sample the tree under `root` every `interval_s` until stdin reaches end-of-file."""
+def sample_until_stdin_closes(root: int, interval_s: float, exclude: list[int]) -> dict:
+    """Sample the tree under `root`, less the trees under `exclude`, every `interval_s` until stdin ends."""
     peak = {"mb": 0.0, "parts_mb": {}, "processes": 0}
     selector = selectors.DefaultSelector()
     selector.register(sys.stdin, selectors.EVENT_READ)
     while not selector.select(interval_s):
-        pids = [pid for pid in process_tree(root) if pid != os.getpid()]
+        left_out = {os.getpid(), *(pid for top in exclude for pid in process_tree(top))}
+        pids = [pid for pid in process_tree(root) if pid not in left_out]
         parts: dict[str, float] = {}
-        for pid in pids:
-            for key, value in pss_parts_mb(pid).items():
+        each = {pid: pss_parts_mb(pid) for pid in pids}
+        for values in each.values():
+            for key, value in values.items():
                 parts[key] = parts.get(key, 0.0) + value
         if parts.get("Pss", 0.0) > peak["mb"]:
             peak["mb"] = parts["Pss"]
             peak["parts_mb"] = {key.removeprefix("Pss_").lower(): mb for key, mb in parts.items() if key != "Pss"}
             peak["processes"] = len(pids)
+            peak["by_process_mb"] = {_name(pid): values for pid, values in each.items()}
     return peak
+
+
+def _name(pid: int) -> str:
+    """`pid` with its command name (a writer process is named so101-dataset-writer)."""
+    try:
+        return f"{pid} {Path(f'/proc/{pid}/comm').read_text().strip()}"
+    except OSError:
+        return str(pid)
 
 
 def main() -> None:
     root = int(sys.argv[1])
     interval_s = float(sys.argv[2]) if len(sys.argv) > 2 else INTERVAL_S
-    print(json.dumps(sample_until_stdin_closes(root, interval_s)))
+    print(json.dumps(sample_until_stdin_closes(root, interval_s, [int(pid) for pid in sys.argv[3:]])))
 
 
 if __name__ == "__main__":

@@ -1,30 +1,37 @@
-"""Recording 3 x 480x640 cameras at 30 Hz: our DatasetWriter against LeRobot's in-loop writer, in one run.
+"""Recording 3 x 480x640 cameras at 30 Hz on the virtual rig: our recorder against LeRobot's, in one run.
 
     for codec in (h264, libsvtav1):
         for impl in (ours, lerobot):            each in a fresh child process (this file with --run)
-            ours:    DatasetWriter (writer process, shared-memory ring, durable saves)
+            ours:    DatasetWriter (writer process, shared-memory ring, durable saves), fed by our
+                     BimanualRig: observe() (12 joints, 3 frames picked by timestamp), act(leader action)
             lerobot: LeRobotDataset.create(streaming_encoding=True) in the loop's own process,
-                     add_frame() in the loop, save_episode() between episodes (what lerobot-record does)
-            N episodes of S seconds: a LoopTimer loop at 30 Hz hands pre-rendered frames (moving
-            gradients and a moving block, 2 s cycle) to the writer each tick; then save (timed)
+                     add_frame() in the loop, save_episode() between episodes (what lerobot-record does),
+                     fed by LeRobot's BiSOLeader/BiSOFollower and the cameras' latest frames
+            both: the same emulated arms (wire timing, the leaders playing `cloth_fold`) and the same
+                  three virtual cameras (rendered from the arms, in capture threads); see record_rig.py
+            N episodes of S seconds: a LoopTimer loop at 30 Hz steps the rig and hands the frame to the
+            writer each tick; then save (timed)
         report per run: loop period deviation |period - 33.3 ms| p50/p99/max, add_frame cost,
         frames dropped per 1,000 (ring full, encoder queue drops, frames missing from the videos),
         pause between episodes (how long the loop could not tick: LeRobot's save_episode blocks it,
-        ours saves on another thread during the reset) and save time p50/p95/max, CPU seconds per
-        recorded second (loop and writer), peak RSS of each, and the peak summed PSS of the whole
-        process tree (with its anonymous / file / shared-memory parts)
+        ours saves on another thread while the loop keeps teleoperating: the reset) and save time
+        p50/p95/max, CPU seconds per recorded second (loop and writer), peak RSS of each, and the
+        peak summed PSS of the recorder's process tree (the emulator's processes left out), with its
+        anonymous / file / shared-memory parts
 
-A measurement, not a test: nothing is asserted. There is no rig in the loop (issue 4's full
-benchmark with the virtual rig belongs to so101-record); this isolates what the writer costs the
-control loop. Runs as whatever user starts it: as root, LeRobot's in-process SVT-AV1 threads (and
-the thread that opens each encoder) become SCHED_FIFO 99, which is part of what is measured.
+`--no-rig` takes the rig out: pre-rendered frames (moving gradients and a moving block, 2 s cycle)
+and a still state, which isolates what the writer alone costs the loop. A measurement, not a test:
+nothing is asserted. Runs as whatever user starts it: as root, LeRobot's in-process SVT-AV1 threads
+(and the thread that opens each encoder) become SCHED_FIFO 99, which is part of what is measured.
 
     .venv/bin/python -m benchmarks.record_writer                 # 2 codecs x 2 impls x 4 x 10 s, ~4 min
     .venv/bin/python -m benchmarks.record_writer --quick         # 2 episodes of 3 s, smoke run
-    .venv/bin/python -m benchmarks.record_writer --episodes 6 --seconds 20 --out outputs/bench/rec.json
+    .venv/bin/python -m benchmarks.record_writer --no-rig --episodes 3 --seconds 8
 """
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import resource
@@ -33,12 +40,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks.memory_sampler import MemorySampler
 from benchmarks.proc_stats import process_cpu_s
+from benchmarks.record_rig import Step, rig_step
 from robot.config import RigConfig
 from robot.loop_timer import LoopTimer
 from robot.realtime import realtime_thread
@@ -84,13 +93,12 @@ class Ours:
 
         self.writer = DatasetWriter(WriterSpec(root=root, repo_id="bench/rec", fps=FPS, cameras=CAMERAS, vcodec=vcodec))
         self.writer.open()
-        self.state = np.zeros(12, np.float32)
 
     def begin(self) -> None:
         self.writer.begin_episode(TASK)
 
-    def add(self, images: dict, tick_s: float) -> bool:
-        return self.writer.add_frame(self.state, self.state, images, {"tick_s": tick_s})
+    def add(self, state: np.ndarray, action: np.ndarray, images: dict, tick_s: float) -> bool:
+        return self.writer.add_frame(state, action, images, {"tick_s": tick_s})
 
     def save(self) -> dict:
         saved = self.writer.save_episode({})
@@ -122,14 +130,13 @@ class LeRobots:
             streaming_encoding=True,
             video_backend="pyav",
         )
-        self.state = np.zeros(12, np.float32)
         self.length = 0
 
     def begin(self) -> None:
         self.length = 0
 
-    def add(self, images: dict, tick_s: float) -> bool:
-        frame = {"observation.state": self.state, "action": self.state, "task": TASK}
+    def add(self, state: np.ndarray, action: np.ndarray, images: dict, tick_s: float) -> bool:
+        frame = {"observation.state": state, "action": action, "task": TASK}
         frame.update({f"observation.images.{name}": image for name, image in images.items()})
         self.dataset.add_frame(frame)
         self.length += 1
@@ -148,7 +155,14 @@ class LeRobots:
         self.dataset.finalize()
 
 
-def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
+@contextlib.contextmanager
+def clip_step() -> Iterator[tuple[Step, list[int]]]:
+    """No rig: pre-rendered frames and a still state, so only the writer costs the loop anything."""
+    clip, state, ticks = frames(), np.zeros(12, np.float32), itertools.count()
+    yield (lambda: (state, state, clip[next(ticks) % len(clip)])), []
+
+
+def run(impl: str, vcodec: str, episodes: int, seconds: float, rig: bool = True) -> dict:
     """One (impl, codec) run in this process; returns its measurements.
 
     Both loop processes first import what their recording command has loaded (our rig, with LeRobot's
@@ -163,15 +177,15 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
     else:
         import lerobot.scripts.lerobot_record  # noqa: F401 - what lerobot-record's process has loaded
 
-    clip = frames()
-    with tempfile.TemporaryDirectory(prefix="bench-rec-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-rec-") as tmp, contextlib.ExitStack() as stack:
         started = time.monotonic()
         # Before any thread of ours starts, as so101-record opens it (the writer may then fork).
         recorder = Ours(Path(tmp) / "ds", vcodec) if impl == "ours" else LeRobots(Path(tmp) / "ds", vcodec)
         open_s = time.monotonic() - started
+        step, not_ours = stack.enter_context(rig_step(impl, Path(tmp), CAMERAS, FPS) if rig else clip_step())
         writer_pid = recorder.writer_pid()
         pids = [os.getpid(), *([writer_pid] if writer_pid else [])]
-        memory = MemorySampler()
+        memory = MemorySampler(exclude=not_ours)
         memory.start()
         cpu_before = sum(process_cpu_s(pid) for pid in pids)
         deviations, add_ms, pauses, saves, drops, taken = [], [], [], [], [], 0
@@ -182,16 +196,17 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
             with realtime_thread(REALTIME_PRIORITY if impl == "ours" else 0):
                 timer.start()
                 starts = []
-                for index in range(round(seconds * FPS)):
+                for _ in range(round(seconds * FPS)):
                     tick = timer.wait()
                     starts.append(tick.start_s)
                     before = time.perf_counter()
-                    taken += recorder.add(clip[index % len(clip)], tick.start_s)
+                    state, action, images = step()
+                    taken += recorder.add(state, action, images, tick.start_s)
                     add_ms.append((time.perf_counter() - before) * 1000)
                 deviations += list(np.abs(np.diff(starts) - 1 / FPS) * 1000)
                 before = time.monotonic()
                 if impl == "ours":
-                    pause_s, result = save_while_ticking(recorder, timer)
+                    pause_s, result = save_while_ticking(recorder, timer, step if rig else None)
                 else:
                     result = recorder.save()
                     pause_s = time.monotonic() - before
@@ -202,11 +217,13 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
         writer_rss = peak_rss_mb(writer_pid) if writer_pid else None
         memory.stop()
         recorder.close()
+        stack.close()  # the rig, if any, inside the temporary directory
     frames_recorded = episodes * round(seconds * FPS)
     dropped = sum(sum(d.values()) for d in drops)
     return {
         "impl": impl,
         "vcodec": vcodec,
+        "rig": rig,
         "episodes": episodes,
         "seconds": seconds,
         "open_s": open_s,
@@ -223,11 +240,13 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float) -> dict:
         "peak_pss_mb": memory.peak_mb,
         "peak_pss_parts_mb": memory.peak_parts_mb,
         "peak_processes": memory.peak_processes,
+        "peak_by_process_mb": memory.peak_by_process_mb,
     }
 
 
-def save_while_ticking(recorder: "Ours", timer: LoopTimer) -> tuple[float, dict]:
-    """Save on another thread (as RecordingSession does) while the loop keeps its 30 Hz deadlines.
+def save_while_ticking(recorder: "Ours", timer: LoopTimer, step: Step | None) -> tuple[float, dict]:
+    """Save on another thread (as RecordingSession does) while the loop keeps its 30 Hz deadlines
+    (and, on the rig, keeps teleoperating: the reset period).
 
     Returns:
         (the longest the loop went past a deadline while the save ran, s; the save's drop counts)
@@ -241,6 +260,8 @@ def save_while_ticking(recorder: "Ours", timer: LoopTimer) -> tuple[float, dict]
         if previous is not None:
             worst_late_s = max(worst_late_s, tick.start_s - previous - 1 / FPS)
         previous = tick.start_s
+        if step is not None:
+            step()
     saver.join()
     return max(worst_late_s, 0.0), outcome
 
@@ -280,19 +301,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--codecs", default="h264,libsvtav1")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--rig", action=argparse.BooleanOptionalAction, default=True,
+        help="teleoperate the virtual rig with its three cameras each tick (--no-rig: pre-rendered frames)",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path("outputs/bench/record_writer.json"))
     parser.add_argument("--run", nargs=2, metavar=("IMPL", "VCODEC"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.episodes, args.seconds = 2, 3.0
     if args.run:
-        print(json.dumps(run(args.run[0], args.run[1], args.episodes, args.seconds)))
+        print(json.dumps(run(args.run[0], args.run[1], args.episodes, args.seconds, args.rig)))
         return
     results = []
     for vcodec in args.codecs.split(","):
         for impl in ("ours", "lerobot"):
             command = [sys.executable, "-m", "benchmarks.record_writer", "--run", impl, vcodec]
             command += ["--episodes", str(args.episodes), "--seconds", str(args.seconds)]
+            command += ["--rig" if args.rig else "--no-rig"]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 print(done.stderr[-3000:], file=sys.stderr)

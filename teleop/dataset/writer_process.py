@@ -26,6 +26,7 @@ Scripts that open a writer need the `if __name__ == "__main__":` guard (it is sp
 
 import collections
 import contextlib
+import ctypes
 import gc
 import logging
 import multiprocessing
@@ -48,6 +49,7 @@ from teleop.dataset.writer_link import WriterLink
 
 logger = logging.getLogger(__name__)
 PREFAULT_SLOTS = 2  # ring slots touched at open (the rest only when a backlog reaches them)
+_LIBC = ctypes.CDLL(None)
 
 
 class _State(StrEnum):
@@ -119,7 +121,12 @@ class DatasetWriter:
             self._in_flight.clear()
             # Frozen objects are never visited by the child's garbage collector, so the pages the two
             # processes share (torch's and LeRobot's modules) stay shared instead of being copied.
+            gc.collect()  # garbage freed now is not copied into the writer
             gc.freeze()
+            if inherited:
+                # Free heap pages go back to the system before the fork, rather than stay resident in
+                # both processes (~6 MB of peak PSS in the benchmark's recording).
+                _LIBC.malloc_trim(0)
             try:
                 self._link = WriterLink(self.spec, self._ring, self._free, context)
             finally:

@@ -1,0 +1,132 @@
+"""What each recorder records in `record_writer --rig`: the virtual rig, teleoperated by its own classes.
+
+    ours:    BimanualRig (both followers and leaders read together, the safety layer, three virtual
+             cameras in capture threads, frames picked by timestamp): observe(), act(leader action)
+    lerobot: LeRobot's BiSOLeader.get_action(), BiSOFollower.send_action() and get_observation() on
+             the same emulated buses, and the latest frame of each of the same three virtual cameras
+
+Each yields `step() -> (state, action, images)` for one tick and the pids that are not the recorder's
+(the emulator's processes: left out of the recorder's memory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.proc_stats import child_pid
+from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.config import BusConfig, CalibrationConfig, RigConfig
+from robot.joints import BIMANUAL_KEYS
+from robot.safety.config import ExitMode, SafetyConfig
+from robot.virtual.bus import TimingMode
+from robot.virtual.rig_model import VirtualRigConfig
+
+Step = Callable[[], tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]]
+RIG_ID = "bench"
+VIEWS = {"left_wrist": VirtualView.LEFT_WRIST, "right_wrist": VirtualView.RIGHT_WRIST, "overhead": VirtualView.OVERHEAD}
+
+
+def rig_config(root: Path, cameras: tuple[tuple[str, int, int], ...], fps: int) -> RigConfig:
+    """The virtual rig as `hardware_configs/virtual.yaml` runs it, with the benchmark's cameras."""
+    loop_priority = RigConfig.__dataclass_fields__["realtime_priority"].default
+    return RigConfig(
+        id=RIG_ID,
+        calibration=CalibrationConfig(dir=root),
+        bus=BusConfig(reply_timeout_ms=20, read_deadline_ms=50),
+        safety=SafetyConfig(on_exit=ExitMode.HOLD),
+        cameras=tuple(
+            VirtualCameraConfig(name=name, view=VIEWS[name], width=width, height=height, fps=fps, phase_s=0.011 * i)
+            for i, (name, height, width) in enumerate(cameras)
+        ),
+        virtual=VirtualRigConfig(
+            runtime_dir=root / "rig", timing=TimingMode.WIRE, calibrated=True, realtime_priority=loop_priority - 1
+        ),
+    )
+
+
+def _vector(values: dict[str, float]) -> np.ndarray:
+    return np.array([values[key] for key in BIMANUAL_KEYS], dtype=np.float32)
+
+
+@contextlib.contextmanager
+def rig_step(
+    impl: str, root: Path, cameras: tuple[tuple[str, int, int], ...], fps: int
+) -> Iterator[tuple[Step, list[int]]]:
+    """The virtual rig started under `root`, stepped by `impl` ("ours" or "lerobot")."""
+    from robot.rig_ports import rig_ports
+
+    config = rig_config(root, cameras, fps)
+    with rig_ports(config) as found:
+        emulator = child_pid("robot.virtual.server")
+        with found.client() as client:
+            client.play("cloth_fold", loop=True)
+        make = _ours if impl == "ours" else _lerobots
+        with make(config, found.ports) as step:
+            yield step, [emulator] if emulator else []
+
+
+@contextlib.contextmanager
+def _ours(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
+    from robot.rig import BimanualRig
+
+    with BimanualRig(config, ports) as rig:
+
+        def step() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+            observation = rig.observe()
+            sent = rig.act(observation.leader_action())
+            images = {name: frame.image for name, frame in observation.frames.frames.items()}
+            return _vector(observation.state()), _vector(sent), images
+
+        yield step
+
+
+@contextlib.contextmanager
+def _lerobots(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
+    from lerobot.robots.bi_so_follower import BiSOFollower, BiSOFollowerConfig
+    from lerobot.robots.so_follower import SOFollowerConfig
+    from lerobot.teleoperators.bi_so_leader import BiSOLeader, BiSOLeaderConfig
+    from lerobot.teleoperators.so_leader import SOLeaderConfig
+
+    from robot.cameras.factory import make_cameras
+    from robot.cameras.virtual.joint_sources import fold_source
+    from robot.rig import capture_below
+
+    root = config.calibration.dir
+    follower = BiSOFollower(
+        BiSOFollowerConfig(
+            id=config.id,
+            calibration_dir=root / "robots" / "so_follower",
+            left_arm_config=SOFollowerConfig(port=ports["left_follower"]),
+            right_arm_config=SOFollowerConfig(port=ports["right_follower"]),
+        )
+    )
+    leader = BiSOLeader(
+        BiSOLeaderConfig(
+            id=config.id,
+            calibration_dir=root / "teleoperators" / "so_leader",
+            left_arm_config=SOLeaderConfig(port=ports["left_leader"]),
+            right_arm_config=SOLeaderConfig(port=ports["right_leader"]),
+        )
+    )
+    # The same cameras at the priority our rig gives its own (just below its loop's), for a like load.
+    configs = [capture_below(camera, config.realtime_priority) for camera in config.cameras]
+    with contextlib.ExitStack() as stack:
+        for device in (follower, leader):
+            device.connect(calibrate=False)  # calibrate=True would prompt with input() on a mismatch
+            stack.callback(device.disconnect)
+        running = make_cameras(configs, joint_source=fold_source())
+        for camera in running.values():
+            stack.enter_context(camera)
+
+        def step() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+            action = leader.get_action()
+            sent = follower.send_action(action)
+            observation = follower.get_observation()
+            images = {name: camera.latest().image for name, camera in running.items()}
+            return _vector(observation), _vector(sent), images
+
+        yield step
