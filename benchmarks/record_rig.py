@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lerobot_arms import connected_lerobot_arms
 from benchmarks.proc_stats import child_pid
 from robot.cameras.config import VirtualCameraConfig, VirtualView
 from robot.config import BusConfig, CalibrationConfig, RigConfig
@@ -86,38 +87,14 @@ def _ours(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
 
 @contextlib.contextmanager
 def _lerobots(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
-    from lerobot.robots.bi_so_follower import BiSOFollower, BiSOFollowerConfig
-    from lerobot.robots.so_follower import SOFollowerConfig
-    from lerobot.teleoperators.bi_so_leader import BiSOLeader, BiSOLeaderConfig
-    from lerobot.teleoperators.so_leader import SOLeaderConfig
-
     from robot.cameras.factory import make_cameras
     from robot.cameras.virtual.joint_sources import fold_source
     from robot.rig import capture_below
 
-    root = config.calibration.dir
-    follower = BiSOFollower(
-        BiSOFollowerConfig(
-            id=config.id,
-            calibration_dir=root / "robots" / "so_follower",
-            left_arm_config=SOFollowerConfig(port=ports["left_follower"]),
-            right_arm_config=SOFollowerConfig(port=ports["right_follower"]),
-        )
-    )
-    leader = BiSOLeader(
-        BiSOLeaderConfig(
-            id=config.id,
-            calibration_dir=root / "teleoperators" / "so_leader",
-            left_arm_config=SOLeaderConfig(port=ports["left_leader"]),
-            right_arm_config=SOLeaderConfig(port=ports["right_leader"]),
-        )
-    )
     # The same cameras at the priority our rig gives its own (just below its loop's), for a like load.
     configs = [capture_below(camera, config.realtime_priority) for camera in config.cameras]
     with contextlib.ExitStack() as stack:
-        for device in (follower, leader):
-            device.connect(calibrate=False)  # calibrate=True would prompt with input() on a mismatch
-            stack.callback(device.disconnect)
+        follower, leader = stack.enter_context(connected_lerobot_arms(config.id, config.calibration.dir, ports))
         running = make_cameras(configs, joint_source=fold_source())
         for camera in running.values():
             stack.enter_context(camera)

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from benchmarks.encode_load import encoder_process
+from benchmarks.lerobot_arms import connected_lerobot_arms
 from benchmarks.proc_stats import Meter, child_pid, thread_classes
 from benchmarks.rig_loop_report import BUSY, LEROBOT, OURS, TARGETS, bus_table, machine_table, notes, pacing_table
 from robot.cameras.config import VirtualCameraConfig, VirtualView
@@ -183,11 +184,6 @@ def settle(steps: dict[str, Step], drain: Callable[[], int], seconds: float) -> 
 @contextlib.contextmanager
 def connected_rigs(root: Path) -> Iterator[tuple[dict[str, Step], Callable[[], int], int | None]]:
     """The virtual rig with both implementations connected; yields their steps, a drain, the emulator pid."""
-    from lerobot.robots.bi_so_follower import BiSOFollower, BiSOFollowerConfig
-    from lerobot.robots.so_follower import SOFollowerConfig
-    from lerobot.teleoperators.bi_so_leader import BiSOLeader, BiSOLeaderConfig
-    from lerobot.teleoperators.so_leader import SOLeaderConfig
-
     from robot.rig import BimanualRig
     from robot.rig_ports import rig_ports
 
@@ -209,27 +205,7 @@ def connected_rigs(root: Path) -> Iterator[tuple[dict[str, Step], Callable[[], i
             client.play("cloth_fold", loop=True)
         ports = found.ports
         rig = stack.enter_context(BimanualRig(config, ports))
-        follower = BiSOFollower(
-            BiSOFollowerConfig(
-                id=RIG_ID,
-                calibration_dir=root / "robots" / "so_follower",
-                left_arm_config=SOFollowerConfig(port=ports["left_follower"]),
-                right_arm_config=SOFollowerConfig(port=ports["right_follower"]),
-            )
-        )
-        leader = BiSOLeader(
-            BiSOLeaderConfig(
-                id=RIG_ID,
-                calibration_dir=root / "teleoperators" / "so_leader",
-                left_arm_config=SOLeaderConfig(port=ports["left_leader"]),
-                right_arm_config=SOLeaderConfig(port=ports["right_leader"]),
-            )
-        )
-        for device in (follower, leader):
-            device.connect(calibrate=False)  # calibrate=True would prompt with input() on a mismatch
-            stack.callback(device.disconnect)
-            if not device.is_calibrated:
-                raise RuntimeError(f"LeRobot's {device.name} disagrees with its calibration files; cannot benchmark")
+        follower, leader = stack.enter_context(connected_lerobot_arms(RIG_ID, root, ports))
 
         def ours() -> float:
             observation = rig.observe()

@@ -97,16 +97,7 @@ class ArmPool:
             ((name, call),) = calls.items()
             return {name: call()}
         futures: dict[str, Future[T]] = {name: self._executor.submit(call) for name, call in calls.items()}
-        results: dict[str, T] = {}
-        error: BaseException | None = None
-        for name, future in futures.items():
-            try:
-                results[name] = future.result()
-            except BaseException as e:
-                error = error or e
-        if error is not None:
-            raise error
-        return results
+        return call_each({name: future.result for name, future in futures.items()})
 
     def send[T](self, calls: Mapping[str, Callable[[], T]]) -> dict[str, T]:
         """Run calls that do not wait for a reply one after the other, here (`call_each`).

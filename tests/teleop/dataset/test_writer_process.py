@@ -41,6 +41,17 @@ def add_until_refused(writer: DatasetWriter) -> None:
     pytest.fail("add_frame never noticed that the writer process died")
 
 
+def save_killed_at(root: Path, point: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Record episode 2 (6 frames) with the writer killed at `point` of its save: the save fails typed."""
+    monkeypatch.setenv(ENV, f"kill@{point}")
+    writer = DatasetWriter(spec(root))
+    writer.open()
+    with pytest.raises(WriterProcessError, match="-9"):
+        record(writer, 2, 6)
+    writer.close()
+    monkeypatch.delenv(ENV)
+
+
 def test_round_trip_through_the_writer_process(tmp_path):
     root = tmp_path / "ds"
     state, action, images, _ = frame(0, 0)  # one set of buffers, reused for every frame
@@ -115,13 +126,7 @@ def test_a_killed_writer_is_reported_at_the_next_call_and_repaired_at_the_next_o
 
 def test_a_writer_killed_during_a_save_fails_the_save_and_the_next_open_rolls_it_back(committed, monkeypatch):
     root, before = committed
-    monkeypatch.setenv(ENV, "kill@save:lerobot_saved")
-    writer = DatasetWriter(spec(root))
-    writer.open()
-    with pytest.raises(WriterProcessError, match="-9"):
-        record(writer, 2, 6)
-    writer.close()
-    monkeypatch.delenv(ENV)
+    save_killed_at(root, "save:lerobot_saved", monkeypatch)
     debris = snapshot(root)
     assert debris != before
     # Errors at open come back typed too; a refused open changes nothing, not even the pending repair.
@@ -140,13 +145,7 @@ def test_a_save_returns_once_the_writer_is_ready_for_the_next_episode(committed,
     # The writer reopens LeRobot before it answers, so a next episode begun at once is taken at once
     # (not queued in the ring for the reopen's ~0.3 s); dying there loses nothing already committed.
     root, _ = committed
-    monkeypatch.setenv(ENV, "kill@save:reopened")
-    writer = DatasetWriter(spec(root))
-    writer.open()
-    with pytest.raises(WriterProcessError, match="-9"):
-        record(writer, 2, 6)
-    writer.close()
-    monkeypatch.delenv(ENV)
+    save_killed_at(root, "save:reopened", monkeypatch)
     with DurableDataset.open(spec(root)) as dataset:
         assert dataset.report.repair.rolled_back_episode is None
         assert dataset.report.episodes == 3  # episode 2 was durable before the reopen
