@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks.lerobot_arms import connected_lerobot_arms
 from benchmarks.proc_stats import child_pid
-from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.cameras.config import CameraConfig, VirtualCameraConfig, VirtualView
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.joints import BIMANUAL_KEYS
 from robot.safety.config import ExitMode, SafetyConfig
@@ -85,14 +86,21 @@ def _ours(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
         yield step
 
 
+def latest_only(camera: CameraConfig) -> CameraConfig:
+    """The camera keeping only its latest frame, as LeRobot's cameras do."""
+    return replace(camera, capture=replace(camera.capture, ring_size=2))
+
+
 @contextlib.contextmanager
 def _lerobots(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
     from robot.cameras.factory import make_cameras
     from robot.cameras.virtual.joint_sources import fold_source
     from robot.rig import capture_below
 
-    # The same cameras at the priority our rig gives its own (just below its loop's), for a like load.
-    configs = [capture_below(camera, config.realtime_priority) for camera in config.cameras]
+    # The same cameras at the priority our rig gives its own (just below its loop's), for a like load,
+    # holding what LeRobot's OpenCVCamera holds: its latest frame (our ring's least, 2: the latest and
+    # the one replacing it), not the history our sync reader matches frames from.
+    configs = [latest_only(capture_below(camera, config.realtime_priority)) for camera in config.cameras]
     with contextlib.ExitStack() as stack:
         follower, leader = stack.enter_context(connected_lerobot_arms(config.id, config.calibration.dir, ports))
         running = make_cameras(configs, joint_source=fold_source())

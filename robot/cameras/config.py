@@ -51,11 +51,18 @@ def _check_size_and_rate(camera: str, width: int, height: int, fps: float) -> No
     _check(camera, "fps", fps, math.isfinite(fps) and 0 < fps <= 240, "frames per second in (0, 240]")
 
 
+MIN_RING_FRAMES = 4  # the frames either side of a tick, and one being replaced
+
+
 @dataclass(frozen=True)
 class CaptureConfig:
     """How any camera's capture thread buffers frames and handles faults."""
 
-    ring_size: int = 16  # recent frames kept for the sync reader, frames (16 = 0.53 s at 30 fps)
+    # Recent frames kept for the sync reader, frames; None: `history_s` of frames at the camera's
+    # rate, at least MIN_RING_FRAMES. Each is a whole image (0.9 MB at 640x480), so the default keeps
+    # what matching needs (a period either side of the tick, the read's wait, a late tick) and no more.
+    ring_size: int | None = None
+    history_s: float = 0.15  # how far back the ring reaches when ring_size is None, seconds
     max_frame_age_s: float = 0.25  # newest frame older than this: CameraStaleError, seconds
     connect_timeout_s: float = 5.0  # longest wait for the first frame after opening, seconds
     read_failures_before_reconnect: int = 3  # consecutive failed reads that trigger a reconnect
@@ -65,9 +72,17 @@ class CaptureConfig:
     # so a capture thread holding the GIL is never preempted by an encoder while the loop waits for it.
     realtime_priority: int = 0
 
+    def ring_frames(self, fps: float) -> int:
+        """Frames the ring holds for a camera running at `fps`."""
+        if self.ring_size is not None:
+            return self.ring_size
+        return max(MIN_RING_FRAMES, math.ceil(self.history_s * fps))
+
     def check(self, camera: str) -> None:
         """Validate for the camera named `camera`; raises CameraConfigError naming the field."""
-        _check(camera, "capture.ring_size", self.ring_size, self.ring_size >= 2, "an int >= 2 frames")
+        size = self.ring_size
+        _check(camera, "capture.ring_size", size, size is None or size >= 2, "an int >= 2 frames, or null (auto)")
+        _check(camera, "capture.history_s", self.history_s, 0 < self.history_s <= 10, "seconds in (0, 10]")
         _check(camera, "capture.max_frame_age_s", self.max_frame_age_s, self.max_frame_age_s > 0, "seconds > 0")
         priority = self.realtime_priority
         _check(camera, "capture.realtime_priority", priority, 0 <= priority <= 99, "0 (ordinary) to 99")

@@ -59,7 +59,7 @@ class ThreadedCamera:
         self._source = source
         self._capture = capture
         self._clock = clock
-        self._ring = FrameRing(capture.ring_size)
+        self._ring = FrameRing(capture.ring_frames(fps))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._blocked_thread: threading.Thread | None = None

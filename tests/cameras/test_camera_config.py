@@ -30,6 +30,7 @@ from tests.cameras.camera_test_support import virtual_config
         ({"view": "ceiling"}, "view='ceiling' is not allowed; expected one of"),
         ({"capture": CaptureConfig(max_frame_age_s=0)}, "capture.max_frame_age_s=0 is not allowed"),
         ({"capture": CaptureConfig(ring_size=1)}, "capture.ring_size=1 is not allowed; expected an int >= 2"),
+        ({"capture": CaptureConfig(history_s=0)}, "capture.history_s=0 is not allowed; expected seconds in (0, 10]"),
     ],
 )
 def test_virtual_config_validation_names_field_value_and_allowed(overrides: dict, expected: str) -> None:
