@@ -5,6 +5,8 @@
     lerobot: LeRobot's BiSOLeader.get_action(), BiSOFollower.send_action() and get_observation() on
              the same emulated buses, and the latest frame of each of the same three virtual cameras
 
+Our step survives a missed bus read by reusing the previous observation, as `ControlLoop` does, and
+counts it (`step.missed_reads`; LeRobot's classes raise, as its recording loop would).
 Each yields `step() -> (state, action, images)` for one tick and the pids that are not the recorder's
 (the emulator's processes: left out of the recorder's memory).
 """
@@ -22,6 +24,7 @@ from benchmarks.lerobot_arms import connected_lerobot_arms
 from benchmarks.proc_stats import child_pid
 from robot.cameras.config import CameraConfig, VirtualCameraConfig, VirtualView
 from robot.config import BusConfig, CalibrationConfig, RigConfig
+from robot.errors import MotorTimeoutError
 from robot.joints import BIMANUAL_KEYS
 from robot.safety.config import ExitMode, SafetyConfig
 from robot.virtual.bus import TimingMode
@@ -76,13 +79,22 @@ def _ours(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
     from robot.rig import BimanualRig
 
     with BimanualRig(config, ports) as rig:
+        last: list = []  # the previous observation, reused after a missed read as `ControlLoop` does
 
         def step() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-            observation = rig.observe()
+            try:
+                observation = rig.observe()
+            except MotorTimeoutError:
+                if not last:
+                    raise
+                step.missed_reads += 1  # type: ignore[attr-defined]
+                observation = last[0]
+            last[:] = [observation]
             sent = rig.act(observation.leader_action())
             images = {name: frame.image for name, frame in observation.frames.frames.items()}
             return _vector(observation.state()), _vector(sent), images
 
+        step.missed_reads = 0  # type: ignore[attr-defined]
         yield step
 
 

@@ -241,6 +241,7 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float, rig: bool = True)
         "peak_pss_parts_mb": memory.peak_parts_mb,
         "peak_processes": memory.peak_processes,
         "peak_by_process_mb": memory.peak_by_process_mb,
+        "missed_reads": getattr(step, "missed_reads", 0),  # ours: survived as its control loop does
     }
 
 
