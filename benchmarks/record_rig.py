@@ -6,7 +6,7 @@
              the same emulated buses, and the latest frame of each of the same three virtual cameras
 
 Our step survives a missed bus read by reusing the previous observation, as `ControlLoop` does, and
-counts it (`step.missed_reads`; LeRobot's classes raise, as its recording loop would).
+counts it (`missed_reads`; LeRobot's classes raise, as its recording loop would).
 Each yields `step() -> (state, action, images)` for one tick and the pids that are not the recorder's
 (the emulator's processes: left out of the recorder's memory).
 """
@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,14 +31,17 @@ from robot.safety.config import ExitMode, SafetyConfig
 from robot.virtual.bus import TimingMode
 from robot.virtual.rig_model import VirtualRigConfig
 
+if TYPE_CHECKING:
+    from robot.rig import BimanualRig, Observation
+
 Step = Callable[[], tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]]
 RIG_ID = "bench"
+REALTIME_PRIORITY = RigConfig.__dataclass_fields__["realtime_priority"].default  # our loop's, as so101-record runs it
 VIEWS = {"left_wrist": VirtualView.LEFT_WRIST, "right_wrist": VirtualView.RIGHT_WRIST, "overhead": VirtualView.OVERHEAD}
 
 
 def rig_config(root: Path, cameras: tuple[tuple[str, int, int], ...], fps: int) -> RigConfig:
     """The virtual rig as `hardware_configs/virtual.yaml` runs it, with the benchmark's cameras."""
-    loop_priority = RigConfig.__dataclass_fields__["realtime_priority"].default
     return RigConfig(
         id=RIG_ID,
         calibration=CalibrationConfig(dir=root),
@@ -48,7 +52,7 @@ def rig_config(root: Path, cameras: tuple[tuple[str, int, int], ...], fps: int) 
             for i, (name, height, width) in enumerate(cameras)
         ),
         virtual=VirtualRigConfig(
-            runtime_dir=root / "rig", timing=TimingMode.WIRE, calibrated=True, realtime_priority=loop_priority - 1
+            runtime_dir=root / "rig", timing=TimingMode.WIRE, calibrated=True, realtime_priority=REALTIME_PRIORITY - 1
         ),
     )
 
@@ -79,23 +83,29 @@ def _ours(config: RigConfig, ports: dict[str, str]) -> Iterator[Step]:
     from robot.rig import BimanualRig
 
     with BimanualRig(config, ports) as rig:
-        last: list = []  # the previous observation, reused after a missed read as `ControlLoop` does
+        yield _OursStep(rig)
 
-        def step() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-            try:
-                observation = rig.observe()
-            except MotorTimeoutError:
-                if not last:
-                    raise
-                step.missed_reads += 1  # type: ignore[attr-defined]
-                observation = last[0]
-            last[:] = [observation]
-            sent = rig.act(observation.leader_action())
-            images = {name: frame.image for name, frame in observation.frames.frames.items()}
-            return _vector(observation.state()), _vector(sent), images
 
-        step.missed_reads = 0  # type: ignore[attr-defined]
-        yield step
+class _OursStep:
+    """One tick of our rig; a missed read reuses the previous observation, as `ControlLoop` does."""
+
+    def __init__(self, rig: BimanualRig) -> None:
+        self.rig = rig
+        self.last: Observation | None = None
+        self.missed_reads = 0
+
+    def __call__(self) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        try:
+            observation = self.rig.observe()
+        except MotorTimeoutError:
+            if self.last is None:
+                raise
+            self.missed_reads += 1
+            observation = self.last
+        self.last = observation
+        sent = self.rig.act(observation.leader_action())
+        images = {name: frame.image for name, frame in observation.frames.frames.items()}
+        return _vector(observation.state()), _vector(sent), images
 
 
 def latest_only(camera: CameraConfig) -> CameraConfig:

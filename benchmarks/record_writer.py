@@ -47,12 +47,10 @@ import numpy as np
 
 from benchmarks.memory_sampler import MemorySampler
 from benchmarks.proc_stats import process_cpu_s
-from benchmarks.record_rig import Step, rig_step
-from robot.config import RigConfig
+from benchmarks.record_rig import REALTIME_PRIORITY, Step, rig_step
 from robot.loop_timer import LoopTimer
 from robot.realtime import realtime_thread
 
-REALTIME_PRIORITY = RigConfig.__dataclass_fields__["realtime_priority"].default
 CAMERAS = (("left_wrist", 480, 640), ("right_wrist", 480, 640), ("overhead", 480, 640))
 FPS = 30
 TASK = "Fold the cloth"
