@@ -25,6 +25,7 @@ nothing is asserted. Runs as whatever user starts it: as root, LeRobot's in-proc
 (and the thread that opens each encoder) become SCHED_FIFO 99, which is part of what is measured.
 
     .venv/bin/python -m benchmarks.record_writer                 # 2 codecs x 2 impls x 4 x 10 s, ~4 min
+    .venv/bin/python -m benchmarks.record_writer --repeats 3     # each pair 3 times, medians (~12 min)
     .venv/bin/python -m benchmarks.record_writer --quick         # 2 episodes of 3 s, smoke run
     .venv/bin/python -m benchmarks.record_writer --no-rig --episodes 3 --seconds 8
 """
@@ -294,12 +295,58 @@ def table(results: list[dict]) -> str:
     return head + "\n".join(rows)
 
 
+def medians(results: list[dict]) -> list[dict]:
+    """Each (impl, codec) over its repeated runs: the median of every headline figure (dropped
+    frames: the worst run), with the range of the peak memory.
+
+    One run's peak memory is not a stable figure: LeRobot's moved between 948 and 1,011 MB (h264)
+    across runs on one idle machine, ours between 972 and 983, so a single pair of runs can put
+    either side ahead. The summary compares these medians.
+    """
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for result in results:
+        groups.setdefault((result["impl"], result["vcodec"]), []).append(result)
+
+    def median(runs: list[dict], *path: str) -> float:
+        values = []
+        for run in runs:
+            value = run
+            for key in path:
+                value = value[key]
+            values.append(value)
+        return float(np.median(values))
+
+    out = []
+    for (impl, vcodec), runs in groups.items():
+        writer_rss = [run["writer_process_peak_rss_mb"] for run in runs if run["writer_process_peak_rss_mb"]]
+        peaks = [run["peak_pss_mb"] for run in runs]
+        out.append({
+            "impl": impl,
+            "vcodec": vcodec,
+            "runs": len(runs),
+            "period_dev_ms": {"p99": median(runs, "period_dev_ms", "p99")},
+            "pause_s": {"p95": median(runs, "pause_s", "p95")},
+            "save_s": {"p95": median(runs, "save_s", "p95")},
+            "dropped_per_1000": max(run["dropped_per_1000"] for run in runs),
+            "cpu_s_per_recorded_s": median(runs, "cpu_s_per_recorded_s"),
+            "loop_process_peak_rss_mb": median(runs, "loop_process_peak_rss_mb"),
+            "writer_process_peak_rss_mb": float(np.median(writer_rss)) if writer_rss else None,
+            "peak_pss_mb": float(np.median(peaks)),
+            "peak_pss_range_mb": [min(peaks), max(peaks)],
+        })  # fmt: skip
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--codecs", default="h264,libsvtav1")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--repeats", type=int, default=1,
+        help="runs of each (impl, codec) pair, alternating which goes first; the summary takes medians",
+    )  # fmt: skip
     parser.add_argument(
         "--rig", action=argparse.BooleanOptionalAction, default=True,
         help="teleoperate the virtual rig with its three cameras each tick (--no-rig: pre-rendered frames)",
@@ -313,8 +360,8 @@ def main() -> None:
         print(json.dumps(run(args.run[0], args.run[1], args.episodes, args.seconds, args.rig)))
         return
     results = []
-    for vcodec in args.codecs.split(","):
-        for impl in ("ours", "lerobot"):
+    for vcodec, repeat in itertools.product(args.codecs.split(","), range(args.repeats)):
+        for impl in ("ours", "lerobot") if repeat % 2 == 0 else ("lerobot", "ours"):
             command = [sys.executable, "-m", "benchmarks.record_writer", "--run", impl, vcodec]
             command += ["--episodes", str(args.episodes), "--seconds", str(args.seconds)]
             command += ["--rig" if args.rig else "--no-rig"]
@@ -322,11 +369,19 @@ def main() -> None:
             if done.returncode != 0:
                 print(done.stderr[-3000:], file=sys.stderr)
                 raise SystemExit(f"run {impl} {vcodec} failed")
-            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-            print(f"{impl} {vcodec}: done", file=sys.stderr)
+            results.append(json.loads(done.stdout.strip().splitlines()[-1]) | {"repeat": repeat})
+            print(f"{impl} {vcodec} (run {repeat + 1} of {args.repeats}): done", file=sys.stderr)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"uptime": os.getloadavg(), "results": results}, indent=1))
+    summary = medians(results)
+    args.out.write_text(json.dumps({"uptime": os.getloadavg(), "results": results, "medians": summary}, indent=1))
     print(table(results))
+    for row in summary:
+        low, high = row["peak_pss_range_mb"]
+        runs = f"median of {row['runs']} runs" if row["runs"] > 1 else "1 run"
+        print(
+            f"{row['impl']} {row['vcodec']}, {runs}: period dev p99"
+            f" {row['period_dev_ms']['p99']:.2f} ms, peak PSS {row['peak_pss_mb']:.0f} MB ({low:.0f}-{high:.0f})"
+        )
     print(f"\nloadavg at the end: {os.getloadavg()}; JSON: {args.out}")
 
 
