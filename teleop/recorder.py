@@ -61,6 +61,9 @@ def timing_facts(step: Step) -> dict[str, float]:
     return facts
 
 
+ALL_JOINTS_MASK = (1 << len(BIMANUAL_KEYS)) - 1  # a held tick: the watchdog replaced the whole request
+
+
 def changed_mask(events: Sequence[SafetyEvent]) -> int:
     """Bit i set: the safety layer changed joint BIMANUAL_KEYS[i] this frame (any intervention).
 
@@ -95,8 +98,12 @@ class EpisodeRecorder:
         self._previous: tuple[float, np.ndarray] | None = None
         self._body = [i for i, key in enumerate(BIMANUAL_KEYS) if GRIPPER not in key]
 
-    def add(self, step: Step, events_before: int, events: list, peak_temperature_c: float) -> None:
-        """Record one step. `events[events_before:]` are the safety events of this step."""
+    def add(self, step: Step, events_before: int, events: list, peak_temperature_c: float, held: bool = False) -> None:
+        """Record one step.
+
+        `events[events_before:]` are the safety events of this step; `held`: the watchdog held the
+        followers this tick, so every joint was sent the held pose instead of the request.
+        """
         state_map = step.observation.state()
         state = np.array([state_map[k] for k in BIMANUAL_KEYS], dtype=np.float32)
         action = np.array([step.sent[k] for k in BIMANUAL_KEYS], dtype=np.float32)
@@ -111,7 +118,8 @@ class EpisodeRecorder:
         facts.update({f"state.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, state, strict=True)})
         facts.update({f"action.{k}": float(v) for k, v in zip(BIMANUAL_KEYS, action, strict=True)})
         step_events = events[events_before:]
-        facts["safety.changed_mask"] = float(changed_mask(step_events))
+        facts["safety.changed_mask"] = float(ALL_JOINTS_MASK if held else changed_mask(step_events))
+        facts["safety.held"] = float(held)
         facts["safety.relief_mask"] = float(changed_mask([e for e in step_events if e.kind is Intervention.RELIEF]))
         if self.step_facts is not None:
             facts.update(self.step_facts(step))

@@ -125,6 +125,7 @@ class RecordingSession:
         self._save_error: BaseException | None = None
         self._stop_after_save = False
         self._events_mark = 0
+        self._held_mark = 0  # the rig's held ticks when the last frame was recorded
         self._episode_frames = max(2, round(config.episode_s * fps))
         self.camera_names = tuple(rig.cameras)
 
@@ -194,6 +195,7 @@ class RecordingSession:
         self._recorder = EpisodeRecorder(self.writer, self.rig.cameras, self.step_facts)
         self._recorded_s = 0.0
         self._events_mark = len(self.rig.counters.events)
+        self._held_mark = self.rig.counters.held_ticks
         if self.rig.sync is not None:
             self.rig.sync.reset()
         self._set_phase(Phase.RECORDING, now)
@@ -203,8 +205,10 @@ class RecordingSession:
         if recorder is None:
             return
         temps = [a.last_health.max_temperature_c for a in self.rig.arms.values() if a.last_health]
-        recorder.add(step, self._events_mark, self.rig.counters.events, max(temps, default=0.0))
-        self._events_mark = len(self.rig.counters.events)
+        counters = self.rig.counters
+        held = counters.held_ticks > self._held_mark
+        recorder.add(step, self._events_mark, counters.events, max(temps, default=0.0), held)
+        self._events_mark, self._held_mark = len(counters.events), counters.held_ticks
         if len(recorder.log.starts_s) > 1:
             self._recorded_s = recorder.log.starts_s[-1] - recorder.log.starts_s[0]
 

@@ -13,6 +13,7 @@ import pytest
 from robot.cameras.config import VirtualCameraConfig, VirtualView
 from robot.config import CalibrationConfig, RigConfig
 from robot.control_loop import ControlLoop
+from robot.joints import BIMANUAL_KEYS
 from robot.rig import BimanualRig
 from robot.virtual.bus import TimingMode
 from robot.virtual.inprocess import in_process_ports
@@ -71,8 +72,13 @@ CAMERAS = tuple(
 
 
 @pytest.fixture
-def rig_env():
-    model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=1.0))
+def rig_model():
+    return VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=1.0))
+
+
+@pytest.fixture
+def rig_env(rig_model):
+    model = rig_model
     root = Path(tempfile.mkdtemp())
     write_calibration_files(model, root, "rec")
     model.operator.play(model.trajectory("cloth_fold"), model.clock(), loop=True)
@@ -91,7 +97,7 @@ def rig_env():
 LENIENT = QualityGates(min_fps=10, max_period_error_p99_ms=200, max_skew_p99_ms=200, max_dropped_frames=1000)
 
 
-def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=False):
+def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=False, hooks=()):
     source = LeaderSource(rig)
     pending = dict(keys_at or {})
     ticks = {"n": 0}
@@ -104,7 +110,7 @@ def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=Fal
         rig, writer, session_config, gates or LENIENT,
         GestureDetector(GestureConfig(enabled=gesture)), keys=keys, engaged=lambda: source.engaged,
     )  # fmt: skip
-    loop = ControlLoop(rig, source, hooks=[session])
+    loop = ControlLoop(rig, source, hooks=[session, *hooks])
     session.stop_loop = loop.stop
     loop.run(duration_s=30.0)
     session.wait_for_save()
@@ -122,6 +128,32 @@ def test_episodes_run_for_their_time_then_reset_then_the_session_ends(rig_env):
     deadlines = [f["tick_deadline_s"] for f in writer.episodes[0]]
     assert np.allclose(np.diff(deadlines), 1 / 30)  # every frame has its tick's timing facts
     assert {"overhead.capture_s", "overhead.age_s", "camera_skew_s", "bus_read_s"} <= set(writer.episodes[0][0])
+
+
+class Heatwave:
+    """Heats the left follower's motors past the watchdog's hold temperature for a while."""
+
+    def __init__(self, model: VirtualRigModel, hot_ticks: range) -> None:
+        self.motors, self.hot_ticks, self.tick = model.buses["left_follower"].motors, hot_ticks, 0
+
+    def on_step(self, step) -> None:
+        self.tick += 1
+        for motor in self.motors:
+            motor.set_temperature(58.0 if self.tick in self.hot_ticks else 30.0)
+
+
+def test_ticks_the_watchdog_held_are_marked_so_sent_and_requested_may_differ_there(rig_env, rig_model):
+    writer = WriterDouble()
+    with rig_env() as rig:
+        record(rig, writer, SessionConfig(num_episodes=1, episode_s=4.0, reset_s=0.2),
+               hooks=[Heatwave(rig_model, range(30, 70))])  # fmt: skip
+        held_ticks = rig.counters.held_ticks
+    frames = writer.episodes[0]
+    held = [f for f in frames if f["safety.held"] == 1.0]
+    assert 0 < len(held) <= held_ticks  # the hold began inside the episode (it may outlast it)
+    assert {f["safety.changed_mask"] for f in held} == {float((1 << 12) - 1)}  # every joint got the held pose
+    assert len({tuple(f[f"action.{key}"] for key in BIMANUAL_KEYS) for f in held}) == 1  # one pose, held
+    assert any(f["safety.held"] == 0.0 and f["safety.changed_mask"] == 0.0 for f in frames)
 
 
 def test_rerecord_discards_the_episode_and_records_it_again(rig_env):
