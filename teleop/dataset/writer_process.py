@@ -120,21 +120,18 @@ class DatasetWriter:
             self._free = context.Semaphore(self.spec.ring_frames)
             self._free_stack = list(range(self.spec.ring_frames))[::-1]  # slot 0 first
             self._in_flight.clear()
-            gc.collect()  # garbage freed now is not copied into the writer
-            _shared_heap.freeze()
-            if inherited:
+            if inherited:  # a spawned writer shares no heap: nothing to keep shared
+                gc.collect()  # garbage freed now is not copied into the writer
+                _shared_heap.freeze()
+                self._heap_frozen = True  # until the writer is gone (`_release`)
                 # Free heap pages go back to the system before the fork, rather than stay resident in
                 # both processes (~6 MB of peak PSS in the benchmark's recording).
                 _LIBC.malloc_trim(0)
             try:
                 self._link = WriterLink(self.spec, self._ring, self._free, context)
             except BaseException:
-                _shared_heap.thaw()
+                self._thaw_heap()
                 raise
-            if inherited:
-                self._heap_frozen = True  # until the writer is gone (`_release`)
-            else:
-                _shared_heap.thaw()
             try:
                 self.report, self.demotion = self._link.wait_reply(0)
             except BaseException:
@@ -318,6 +315,9 @@ class DatasetWriter:
             self._ring.close()
             self._ring.unlink()
             self._ring = None
+        self._thaw_heap()
+
+    def _thaw_heap(self) -> None:
         if self._heap_frozen:
             self._heap_frozen = False
             _shared_heap.thaw()
