@@ -11,6 +11,7 @@ from pathlib import Path
 
 import lerobot.motors.motors_bus as motors_bus
 import pytest
+import serial
 from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
 
@@ -71,7 +72,22 @@ def first_time_calibration(make_device, attempts: int = 2):
             device.bus.port_handler.closePort()
             if attempt == attempts:
                 raise
+            drain_late_replies(device.bus.port_handler.port_name)
     raise AssertionError("unreachable")
+
+
+def drain_late_replies(port: str, quiet_s: float = 0.3, limit_s: float = 5.0) -> None:
+    """Read the port until it has been silent for `quiet_s`: the missed reply may still come.
+
+    The stock SDK never clears its input before a request (our `GuardedPortHandler` does), and
+    opening the port only flushes what has already arrived. A reply that lands after the retry's
+    open pairs with its first request: the ping then reads that ping's own reply as the model
+    number's and the SDK crashes with an IndexError (seen once in CI).
+    """
+    with serial.Serial(port, timeout=quiet_s) as ser:
+        deadline = time.monotonic() + limit_s
+        while ser.read(256) and time.monotonic() < deadline:
+            pass
 
 
 def instruction_sequence(records):
