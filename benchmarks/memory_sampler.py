@@ -5,7 +5,8 @@ milliseconds of Python each time).
     sampler = MemorySampler()      # samples this process and every descendant, except itself
     sampler.start()
     ...                            # the work being measured
-    sampler.stop()                 # sampler.peak_mb, .peak_parts_mb (anon/file/shmem), .peak_processes
+    sampler.stop()                 # sampler.peak_mb, .peak_parts_mb (anon/file/shmem), .peak_processes,
+                                   # .series: (time.monotonic() s, summed PSS MB) of every sample
 
     python -m benchmarks.memory_sampler ROOT_PID [INTERVAL_S [EXCLUDED_PID ...]]   # until stdin closes; JSON
 """
@@ -17,6 +18,7 @@ import os
 import selectors
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from benchmarks.proc_stats import process_tree, pss_parts_mb
@@ -40,6 +42,9 @@ class MemorySampler:
         self.peak_parts_mb: dict[str, float] = {}
         self.peak_processes = 0
         self.peak_by_process_mb: dict[str, dict[str, float]] = {}  # each process's PSS parts at the peak
+        # Every sample as (time.monotonic() s, summed PSS MB): the monotonic clock is the machine's,
+        # so the measured process can place its own events (episodes) on this timeline.
+        self.series: list[tuple[float, float]] = []
         self._process: subprocess.Popen[str] | None = None
 
     def start(self) -> None:
@@ -56,11 +61,12 @@ class MemorySampler:
         peak = json.loads(output)
         self.peak_mb, self.peak_parts_mb, self.peak_processes = peak["mb"], peak["parts_mb"], peak["processes"]
         self.peak_by_process_mb = peak.get("by_process_mb", {})
+        self.series = [(t, mb) for t, mb in peak.get("series", [])]
 
 
 def sample_until_stdin_closes(root: int, interval_s: float, exclude: list[int]) -> dict:
     """Sample the tree under `root`, less the trees under `exclude`, every `interval_s` until stdin ends."""
-    peak = {"mb": 0.0, "parts_mb": {}, "processes": 0}
+    peak: dict = {"mb": 0.0, "parts_mb": {}, "processes": 0, "series": []}
     selector = selectors.DefaultSelector()
     selector.register(sys.stdin, selectors.EVENT_READ)
     while not selector.select(interval_s):
@@ -71,12 +77,22 @@ def sample_until_stdin_closes(root: int, interval_s: float, exclude: list[int]) 
         for values in each.values():
             for key, value in values.items():
                 parts[key] = parts.get(key, 0.0) + value
+        peak["series"].append((round(time.monotonic(), 3), round(parts.get("Pss", 0.0), 1)))
         if parts.get("Pss", 0.0) > peak["mb"]:
             peak["mb"] = parts["Pss"]
             peak["parts_mb"] = {key.removeprefix("Pss_").lower(): mb for key, mb in parts.items() if key != "Pss"}
             peak["processes"] = len(pids)
             peak["by_process_mb"] = {_name(pid): values for pid, values in each.items()}
     return peak
+
+
+def peaks_within(series: list[tuple[float, float]], spans: list[tuple[float, float]]) -> list[float | None]:
+    """The highest sample of `series` inside each (start_s, end_s) span; None where none fell inside."""
+    peaks: list[float | None] = []
+    for start_s, end_s in spans:
+        inside = [mb for t, mb in series if start_s <= t <= end_s]
+        peaks.append(max(inside) if inside else None)
+    return peaks
 
 
 def _name(pid: int) -> str:

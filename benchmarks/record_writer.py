@@ -17,7 +17,8 @@
         ours saves on another thread while the loop keeps teleoperating: the reset) and save time
         p50/p95/max, CPU seconds per recorded second (loop and writer), peak RSS of each, and the
         peak summed PSS of the recorder's process tree (the emulator's processes left out), with its
-        anonymous / file / shared-memory parts
+        anonymous / file / shared-memory parts, each episode's own peak (does memory grow over a
+        session?) and the whole timeline (`--plot` draws it)
 
 `--no-rig` takes the rig out: pre-rendered frames (moving gradients and a moving block, 2 s cycle)
 and a still state, which isolates what the writer alone costs the loop. A measurement, not a test:
@@ -28,6 +29,8 @@ nothing is asserted. Runs as whatever user starts it: as root, LeRobot's in-proc
     .venv/bin/python -m benchmarks.record_writer --repeats 3     # each pair 3 times, medians (~12 min)
     .venv/bin/python -m benchmarks.record_writer --quick         # 2 episodes of 3 s, smoke run
     .venv/bin/python -m benchmarks.record_writer --no-rig --episodes 3 --seconds 8
+    .venv/bin/python -m benchmarks.record_writer --codecs h264 --episodes 25 --seconds 20 \
+        --plot outputs/bench/record_memory.png                 # a session's worth: does memory grow?
 """
 
 import argparse
@@ -46,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.memory_sampler import MemorySampler
+from benchmarks.memory_sampler import MemorySampler, peaks_within
 from benchmarks.proc_stats import process_cpu_s
 from benchmarks.record_rig import REALTIME_PRIORITY, Step, rig_step
 from robot.loop_timer import LoopTimer
@@ -188,8 +191,10 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float, rig: bool = True)
         memory.start()
         cpu_before = sum(process_cpu_s(pid) for pid in pids)
         deviations, add_ms, pauses, saves, drops, taken = [], [], [], [], [], 0
+        spans: list[tuple[float, float]] = []  # each episode from begin() to the end of its save, monotonic s
         timer = LoopTimer(FPS)
         for _ in range(episodes):
+            begun_s = time.monotonic()
             recorder.begin()
             # Ours runs as `ControlLoop.run` runs the control thread: real-time when permitted.
             with realtime_thread(REALTIME_PRIORITY if impl == "ours" else 0):
@@ -210,6 +215,7 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float, rig: bool = True)
                     result = recorder.save()
                     pause_s = time.monotonic() - before
             saves.append(time.monotonic() - before)
+            spans.append((begun_s, time.monotonic()))
             pauses.append(pause_s)
             drops.append(result)
         cpu_after = sum(process_cpu_s(pid) for pid in pids)
@@ -240,8 +246,29 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float, rig: bool = True)
         "peak_pss_parts_mb": memory.peak_parts_mb,
         "peak_processes": memory.peak_processes,
         "peak_by_process_mb": memory.peak_by_process_mb,
+        # Memory over the session: does it grow from episode to episode (a leak) or stay flat?
+        "peak_pss_by_episode_mb": peaks_within(memory.series, spans),
+        "pss_series": relative_series(memory.series, spans[0][0] if spans else 0.0),
+        "episode_spans_s": relative_spans(spans, spans[0][0] if spans else 0.0),
         "missed_reads": getattr(step, "missed_reads", 0),  # ours: survived as its control loop does
     }
+
+
+def relative_series(series: list[tuple[float, float]], origin_s: float) -> list[tuple[float, float]]:
+    """The samples as (seconds since `origin_s`, MB), for plots."""
+    return [(round(t - origin_s, 2), mb) for t, mb in series]
+
+
+def relative_spans(spans: list[tuple[float, float]], origin_s: float) -> list[tuple[float, float]]:
+    """Each (start, end) as seconds since `origin_s`."""
+    return [(round(start - origin_s, 2), round(end - origin_s, 2)) for start, end in spans]
+
+
+def growth_mb(peaks: list[float | None]) -> float | None:
+    """The last episode's peak less the first's: what a session of more episodes would add per
+    this many episodes (None with fewer than two sampled episodes)."""
+    sampled = [mb for mb in peaks if mb is not None]
+    return sampled[-1] - sampled[0] if len(sampled) >= 2 else None
 
 
 def save_while_ticking(recorder: "Ours", timer: LoopTimer, step: Step | None) -> tuple[float, dict]:
@@ -333,16 +360,24 @@ def medians(results: list[dict]) -> list[dict]:
             "writer_process_peak_rss_mb": float(np.median(writer_rss)) if writer_rss else None,
             "peak_pss_mb": float(np.median(peaks)),
             "peak_pss_range_mb": [min(peaks), max(peaks)],
+            "peak_growth_mb": _median_or_none([growth_mb(run.get("peak_pss_by_episode_mb", [])) for run in runs]),
         })  # fmt: skip
     return out
 
 
+def _median_or_none(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return float(np.median(known)) if known else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--codecs", default="h264,libsvtav1")
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--episodes", type=int, default=4, help="episodes per run (default: 4)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each episode, s (default: 10)")
+    parser.add_argument(
+        "--codecs", default="h264,libsvtav1", help="comma-separated video codecs (default: h264,libsvtav1)"
+    )
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2 episodes of 3 s")
     parser.add_argument(
         "--repeats", type=int, default=1,
         help="runs of each (impl, codec) pair, alternating which goes first; the summary takes medians",
@@ -351,7 +386,11 @@ def main() -> None:
         "--rig", action=argparse.BooleanOptionalAction, default=True,
         help="teleoperate the virtual rig with its three cameras each tick (--no-rig: pre-rendered frames)",
     )  # fmt: skip
-    parser.add_argument("--out", type=Path, default=Path("outputs/bench/record_writer.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path("outputs/bench/record_writer.json"),
+        help="where the JSON of every run goes (default: outputs/bench/record_writer.json)",
+    )  # fmt: skip
+    parser.add_argument("--plot", type=Path, help="also draw each run's memory over time into this PNG")
     parser.add_argument("--run", nargs=2, metavar=("IMPL", "VCODEC"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
@@ -378,10 +417,17 @@ def main() -> None:
     for row in summary:
         low, high = row["peak_pss_range_mb"]
         runs = f"median of {row['runs']} runs" if row["runs"] > 1 else "1 run"
+        growth = row["peak_growth_mb"]
+        growth_text = f", first to last episode's peak {growth:+.0f} MB" if growth is not None else ""
         print(
             f"{row['impl']} {row['vcodec']}, {runs}: period dev p99"
             f" {row['period_dev_ms']['p99']:.2f} ms, peak PSS {row['peak_pss_mb']:.0f} MB ({low:.0f}-{high:.0f})"
+            + growth_text
         )
+    if args.plot:
+        from benchmarks.record_memory_plot import write_memory_png
+
+        print(f"memory over time: {write_memory_png(results, args.plot)}")
     print(f"\nloadavg at the end: {os.getloadavg()}; JSON: {args.out}")
 
 
