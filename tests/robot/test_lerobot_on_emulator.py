@@ -55,8 +55,9 @@ class ScriptedPerson:
         return time.monotonic() > self.sweep_ends_at
 
 
-def first_time_calibration(make_device, attempts: int = 2):
-    """Connect (and so calibrate) a new LeRobot device; one more try after a missed reply.
+def connect_with_retry(make_device, before_each=lambda: None, attempts: int = 2):
+    """Connect (and, without a calibration file, calibrate) a LeRobot device; one more try after a
+    missed reply. `before_each` runs before every attempt (to clear what a trace compares).
 
     LeRobot's calibration writes each register once, with no retry, and waits 50 ms for its
     status packet while its SDK busy-polls. Late in the full suite on a 2-core CI machine that
@@ -64,6 +65,7 @@ def first_time_calibration(make_device, attempts: int = 2):
     CPU hogs): a scheduling artefact, not the emulator's. A real fault fails every attempt.
     """
     for attempt in range(1, attempts + 1):
+        before_each()
         device = make_device()
         try:
             device.connect()
@@ -118,7 +120,7 @@ def test_lerobot_lifecycle(rig, tmp_path, monkeypatch, bus, make):
     port = rig.ports[bus]
 
     # First connect: no calibration file, so LeRobot runs its first-time calibration.
-    device = first_time_calibration(lambda: make(port, tmp_path))
+    device = connect_with_retry(lambda: make(port, tmp_path))
     assert any("middle of its range" in p for p in person.prompts)
     assert device.is_calibrated
     saved = json.loads((tmp_path / "golden.json").read_text())
@@ -144,10 +146,11 @@ def test_lerobot_lifecycle(rig, tmp_path, monkeypatch, bus, make):
     assert not any(m["torque_enabled"] for m in client.state(bus))
 
     # Reconnect with a matching file: no prompt, no calibration, the same packets every time.
-    person.prompts.clear()
-    client.trace_clear()
-    again = make(port, tmp_path)
-    again.connect()
+    def clear() -> None:
+        person.prompts.clear()
+        client.trace_clear()
+
+    again = connect_with_retry(lambda: make(port, tmp_path), before_each=clear)
     sequence = instruction_sequence(client.trace(bus))
     assert person.prompts == []
     assert again.is_calibrated
