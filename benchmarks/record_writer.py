@@ -224,6 +224,7 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float, rig: bool = True)
         recorder.close()
         stack.close()  # the rig, if any, inside the temporary directory
     frames_recorded = episodes * round(seconds * FPS)
+    origin_s = spans[0][0] if spans else 0.0  # the plots' zero: when the first episode began
     dropped = sum(sum(d.values()) for d in drops)
     return {
         "impl": impl,
@@ -248,8 +249,8 @@ def run(impl: str, vcodec: str, episodes: int, seconds: float, rig: bool = True)
         "peak_by_process_mb": memory.peak_by_process_mb,
         # Memory over the session: does it grow from episode to episode (a leak) or stay flat?
         "peak_pss_by_episode_mb": peaks_within(memory.series, spans),
-        "pss_series": relative_series(memory.series, spans[0][0] if spans else 0.0),
-        "episode_spans_s": relative_spans(spans, spans[0][0] if spans else 0.0),
+        "pss_series": relative_series(memory.series, origin_s),
+        "episode_spans_s": relative_spans(spans, origin_s),
         "missed_reads": getattr(step, "missed_reads", 0),  # ours: survived as its control loop does
     }
 
@@ -265,8 +266,8 @@ def relative_spans(spans: list[tuple[float, float]], origin_s: float) -> list[tu
 
 
 def growth_mb(peaks: list[float | None]) -> float | None:
-    """The last episode's peak less the first's: what a session of more episodes would add per
-    this many episodes (None with fewer than two sampled episodes)."""
+    """The last sampled episode's peak less the first's: how much the session grew (None with fewer
+    than two sampled episodes)."""
     sampled = [mb for mb in peaks if mb is not None]
     return sampled[-1] - sampled[0] if len(sampled) >= 2 else None
 
