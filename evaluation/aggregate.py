@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
 from evaluation.motion_check import MotionCheck
 from evaluation.rubric import Rubric
@@ -28,6 +29,7 @@ class RoutingConfig:
 
     def __post_init__(self) -> None:
         """Validate the fields."""
+        reject_non_finite(self, "routing")
         if not 0 <= self.min_agreement <= 1:
             raise ConfigError(f"routing.min_agreement={self.min_agreement}; allowed: 0..1")
         if not 0 < self.conflict_threshold <= 1:

@@ -17,6 +17,7 @@ from typing import Any
 
 import anthropic
 
+from evaluation.config_checks import reject_non_finite
 from evaluation.cost import TokenUsage
 from evaluation.errors import ConfigError, JudgeCallError
 from evaluation.judge_client import JudgeReply, JudgeRequest
@@ -37,6 +38,7 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         """Validate the fields."""
+        reject_non_finite(self, "judge.retry")
         if self.max_attempts < 1:
             raise ConfigError(f"judge.max_attempts={self.max_attempts} must be >= 1")
         if self.initial_backoff_s < 0 or self.max_backoff_s < self.initial_backoff_s:

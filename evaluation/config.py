@@ -15,6 +15,7 @@ from typing import Any
 
 from evaluation.aggregate import RoutingConfig
 from evaluation.anthropic_client import RetryPolicy
+from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
 from evaluation.events import EventConfig
 from evaluation.frame_selection import FrameConfig
@@ -57,6 +58,7 @@ class JudgeModelConfig:
 
     def __post_init__(self) -> None:
         """Validate the fields."""
+        reject_non_finite(self, "judge")
         if not self.model.strip():
             raise ConfigError("judge.model is empty; give an Anthropic model id such as claude-sonnet-5-5")
         if not 1 <= self.samples <= 15:
@@ -84,6 +86,7 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         """Validate the fields."""
+        reject_non_finite(self, "run")
         if not 1 <= self.concurrency <= 64:
             raise ConfigError(f"run.concurrency={self.concurrency}; allowed: 1..64")
         if self.batch_poll_interval_s <= 0 or self.batch_max_wait_s <= 0 or self.batch_max_requests < 1:

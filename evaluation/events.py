@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation.config_checks import reject_non_finite
 from evaluation.episode_source import EpisodeSignals
 from evaluation.errors import ConfigError
 from evaluation.vocabulary import Phase, Side
@@ -35,6 +36,7 @@ class EventConfig:
 
     def __post_init__(self) -> None:
         """Validate the thresholds."""
+        reject_non_finite(self, "events")
         if self.gripper_source not in ("action", "state"):
             raise ConfigError(f"events.gripper_source={self.gripper_source!r}; allowed: 'action', 'state'")
         if not 0 <= self.gripper_closed_below_pct < self.gripper_open_above_pct <= 100:

@@ -16,6 +16,7 @@ import itertools
 import random
 from dataclasses import dataclass, field, replace
 
+from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
 from evaluation.events import EpisodeEvents
 from evaluation.rubric import Rubric
@@ -50,6 +51,7 @@ class FrameConfig:
 
     def __post_init__(self) -> None:
         """Validate the fields."""
+        reject_non_finite(self, "frames")
         if self.num_keyframes < 2:
             raise ConfigError(f"frames.num_keyframes={self.num_keyframes} must be >= 2 (the start and the end)")
         if self.max_images < self.num_keyframes:

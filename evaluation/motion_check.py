@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation.config_checks import reject_non_finite
 from evaluation.episode_source import EpisodeSignals
 from evaluation.errors import ConfigError
 from evaluation.events import (
@@ -36,6 +37,7 @@ class MotionCheckConfig:
 
     def __post_init__(self) -> None:
         """Validate the thresholds."""
+        reject_non_finite(self, "motion")
         for name in ("idle_excursion_deg", "carry_deg", "push_deg"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"motion_check.{name}={getattr(self, name)} must be > 0 degrees")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from robot.cameras.config import CameraConfig
 from robot.cameras.sync import SyncConfig
+from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 from robot.joints import ARM_NAMES, Role
 from robot.safety.config import SafetyConfig
@@ -58,6 +59,7 @@ class BusConfig:
     status_poll_period_s: float = 0.5
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "bus")
         if not 0 < self.reply_timeout_ms <= 1000:
             raise ConfigError(f"bus.reply_timeout_ms={self.reply_timeout_ms}: expected 0 < value <= 1000")
         if self.read_deadline_ms < self.reply_timeout_ms:

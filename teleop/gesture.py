@@ -9,6 +9,7 @@ the next one counts.
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from robot.config_checks import reject_non_finite
 from robot.joints import GRIPPER, JOINT_NAMES, Side, joint_key
 
 
@@ -21,6 +22,9 @@ class GestureConfig:
     open_above_percent: float = 20.0  # both must open past this before the next gesture, percent
     hold_s: float = 1.0  # how long the squeeze must last, seconds
     still_below_deg_s: float = 15.0  # every other leader joint slower than this, degrees per second
+
+    def __post_init__(self) -> None:
+        reject_non_finite(self, "gesture")
 
 
 class GestureDetector:

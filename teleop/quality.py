@@ -10,6 +10,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 
 
@@ -32,6 +33,7 @@ class QualityGates:
     on_fail: GateAction = GateAction.RERECORD  # rerecord, or keep with a mark
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "gates")
         if self.min_fps <= 0:
             raise ConfigError(f"gates.min_fps={self.min_fps}: must be > 0")
         for name in ("max_period_error_p99_ms", "max_skew_p99_ms"):

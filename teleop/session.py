@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from robot.config_checks import reject_non_finite
 from robot.control_loop import Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
@@ -52,6 +53,7 @@ class SessionConfig:
     start_on_gesture: bool = False
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "session")
         if self.num_episodes < 1:
             raise ConfigError(f"session.num_episodes={self.num_episodes}: must be >= 1")
         if self.episode_s <= 0 or self.reset_s < 0:

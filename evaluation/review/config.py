@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -73,6 +74,7 @@ class AuditConfig:
 
     def __post_init__(self) -> None:
         """Validate the fields."""
+        reject_non_finite(self, "audit")
         if not 0 < self.fraction <= 1:
             raise ConfigError(f"audit.fraction={self.fraction}; allowed: 0 < x <= 1 (0.1 is 10 %)")
 

@@ -22,6 +22,7 @@ from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 
 from robot.cli import run_command
+from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 
 SERVER_MODULE = "lerobot.async_inference.policy_server"
@@ -37,6 +38,7 @@ class PolicyServerConfig:
     obs_queue_timeout_s: float = 2.0  # how long a chunk request waits for an observation, seconds
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "")
         if not 1 <= self.port <= 65535:
             raise ConfigError(f"port={self.port!r}: expected a TCP port in 1..65535")
         if not 0 < self.fps <= 1000:

@@ -42,6 +42,7 @@ from policies.replay.report import Report, build_report, write_report
 from policies.replay.run import Replayer
 from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig
+from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 
 _SHORT_FLAGS = {"--live": "--target=live", "--fast": "--pace=fast"}
@@ -84,6 +85,7 @@ class ReplayCommandConfig:
     report: ReportOptions = field(default_factory=ReportOptions)
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "")
         targets = [t.value for t in Target]
         if self.target not in targets:
             raise ConfigError(f"target={self.target!r}: expected one of {', '.join(targets)}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from policies.engines.blend import BlendMode
+from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 
 
@@ -45,6 +46,7 @@ class EngineConfig:
     prime: bool = True
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "engine")
         kinds = [kind.value for kind in EngineKind]
         blends = [mode.value for mode in BlendMode]
         latency = self.expected_latency_s

@@ -58,6 +58,7 @@ from policies.engines.remote_wire import (
     policy_setup_bytes,
 )
 from policies.errors import RemotePolicyError
+from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 from robot.realtime import ordinary_thread
 
@@ -89,6 +90,8 @@ class RemoteEngineConfig:
     retry_interval_s: float = 0.5  # pause between retries of a lost server, seconds
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "remote")
+
         def refuse(name: str, allowed: str) -> None:
             raise ConfigError(f"remote.{name}={getattr(self, name)!r}: expected {allowed}")
 

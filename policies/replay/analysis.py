@@ -22,6 +22,7 @@ import numpy as np
 
 from policies.replay.log import FrameEvent
 from policies.replay.plan import EpisodeRun, ReplayRun, Target
+from robot.config_checks import reject_non_finite
 from robot.joints import BIMANUAL_KEYS, GRIPPER
 
 GRIPPER_COLUMNS = np.array([key.endswith(f"{GRIPPER}.pos") for key in BIMANUAL_KEYS])
@@ -41,6 +42,10 @@ class Thresholds:
     gripper_jerk_percent_s3: float = 600000.0
     gripper_event_percent: float = 10.0  # a gripper close/open is a monotonic move of at least this
     late_fraction: float = 0.5  # a tick later than this fraction of a period is a deadline miss
+
+    def __post_init__(self) -> None:
+        # so101-replay's --report.thresholds.*: a NaN threshold would call nothing a spike.
+        reject_non_finite(self, "report.thresholds")
 
     def limit(self, quantity: str, gripper: bool) -> float:
         """The threshold of one quantity for a body joint or a gripper."""

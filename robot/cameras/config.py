@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from robot.cameras.errors import CameraConfigError
+from robot.config_checks import non_finite_field
 
 
 class CameraKind(StrEnum):
@@ -37,6 +38,14 @@ class VirtualView(StrEnum):
 def _check(camera: str, name: str, value: object, ok: bool, allowed: str) -> None:
     if not ok:
         raise CameraConfigError(camera, f"{name}={value!r} is not allowed; expected {allowed}")
+
+
+def _check_finite(camera: str, config: object, prefix: str = "") -> None:
+    """NaN or infinity in a number field (which range checks let through) names the camera and field."""
+    bad = non_finite_field(config)
+    if bad is not None:
+        name, value = bad
+        _check(camera, f"{prefix}{name}", value, False, "a finite number (not NaN or infinity)")
 
 
 def _check_size_and_rate(camera: str, width: int, height: int, fps: float) -> None:
@@ -80,6 +89,8 @@ class CaptureConfig:
 
     def check(self, camera: str) -> None:
         """Validate for the camera named `camera`; raises CameraConfigError naming the field."""
+        # Checked here rather than in __post_init__: the error then names the camera it belongs to.
+        _check_finite(camera, self, "capture.")
         size = self.ring_size
         _check(camera, "capture.ring_size", size, size is None or size >= 2, "an int >= 2 frames, or null (auto)")
         _check(camera, "capture.history_s", self.history_s, 0 < self.history_s <= 10, "seconds in (0, 10]")
@@ -130,6 +141,7 @@ class OpenCVCameraConfig:
     capture: CaptureConfig = field(default_factory=CaptureConfig)
 
     def __post_init__(self) -> None:
+        _check_finite(self.name, self)
         _check(self.name, "name", self.name, bool(self.name), "a non-empty name")
         _check(self.name, "kind", self.kind, self.kind == CameraKind.OPENCV, "'opencv'")
         _check(self.name, "device", self.device, bool(str(self.device)), "a device path or index")
@@ -163,6 +175,7 @@ class VirtualCameraConfig:
     capture: CaptureConfig = field(default_factory=CaptureConfig)
 
     def __post_init__(self) -> None:
+        _check_finite(self.name, self)
         _check(self.name, "name", self.name, bool(self.name), "a non-empty name")
         _check(self.name, "kind", self.kind, self.kind == CameraKind.VIRTUAL, "'virtual'")
         _check(

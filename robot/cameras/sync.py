@@ -33,6 +33,7 @@ from robot.cameras.errors import CameraConfigError
 from robot.cameras.frame import Frame
 from robot.cameras.selection import SelectionStrategy, select_latest, select_min_skew, select_nearest
 from robot.cameras.sync_stats import SyncedFrames, SyncStats, SyncStatsRecorder
+from robot.config_checks import reject_non_finite
 
 _READER = "sync"  # stands in for a camera name in errors about the reader itself
 _FIX_SYNC = "fix the sync settings in the rig config"
@@ -51,6 +52,7 @@ class SyncConfig:
     stats_window: int = 9000  # ticks kept for percentiles (5 min at 30 Hz)
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "sync")
         strategies = [strategy.value for strategy in SelectionStrategy]
         for name, ok, allowed in (
             ("strategy", self.strategy in strategies, f"one of {strategies}"),

@@ -35,6 +35,7 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from robot.config import DEFAULT_RIG_FILE
+from robot.config_checks import non_finite_field
 from robot.joints import ARM_NAMES
 from robot.virtual.client import VirtualRigClient
 
@@ -67,6 +68,10 @@ class DemoConfig:
     camera_height: int = 240
 
     def __post_init__(self) -> None:
+        # SystemExit, like the checks below: main() prints its text as the demo's one-line error.
+        bad = non_finite_field(self)
+        if bad is not None:
+            raise SystemExit(f"--{bad[0]}={bad[1]}: must be a finite number (not NaN or infinity)")
         for name in ("episodes", "train_steps", "rollouts"):
             if getattr(self, name) < 1:
                 raise SystemExit(f"--{name}={getattr(self, name)}: must be at least 1")

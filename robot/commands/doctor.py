@@ -19,6 +19,7 @@ from rich.table import Table
 
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
+from robot.config_checks import reject_non_finite
 from robot.doctor import CheckRow, Status, run_checks
 from robot.errors import ConfigError
 from robot.rig_ports import rig_ports
@@ -50,6 +51,7 @@ class DoctorConfig:
     fps: float = 30.0
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "")
         if self.vcodec not in DOCTOR_CODECS:
             raise ConfigError(f"vcodec={self.vcodec!r}: expected one of {', '.join(DOCTOR_CODECS)}")
         if self.fps <= 0:

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from enum import StrEnum
 
+from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 
 
@@ -51,6 +52,7 @@ class SafetyConfig:
     on_exit: ExitMode = ExitMode.REST_THEN_RELEASE
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "safety")
         positive = (
             "max_step_deg",
             "max_gripper_step_percent",

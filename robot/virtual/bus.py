@@ -17,6 +17,7 @@ delivers each emission at its time. Timing modes:
 from dataclasses import dataclass
 from enum import StrEnum
 
+from robot.config_checks import reject_non_finite
 from robot.virtual.control_table import BAUD_RATE_BY_INDEX
 from robot.virtual.faults import REPLY_KINDS, Event, FaultAction, FaultKind, FaultRule
 from robot.virtual.motor import Motor
@@ -41,6 +42,9 @@ class TimingConfig:
     mode: TimingMode = TimingMode.INSTANT  # instant, wire or usb
     firmware_turnaround_us: float = 30.0  # motor processing time before its reply, µs (not documented)
     usb_latency_ms: float = 1.0  # usb mode: host-adapter latency added to each reply, ms (CH34x ~1)
+
+    def __post_init__(self) -> None:
+        reject_non_finite(self, "timing")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from robot.config_checks import reject_non_finite
 from robot.joints import ARM_NAMES, GRIPPER, JOINT_NAMES, Role, Side
 from robot.virtual.arms import arm_profiles, build_motors, calibration_pose
 from robot.virtual.bus import Emission, TimingConfig, TimingMode, VirtualBus
@@ -46,6 +47,7 @@ class VirtualRigConfig:
     realtime_priority: int = 0
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "virtual")
         if self.usb_latency_ms < 0:
             raise ValueError(f"virtual.usb_latency_ms={self.usb_latency_ms}: must be >= 0")
         if self.tremor_steps < 0:

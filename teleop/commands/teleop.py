@@ -20,6 +20,7 @@ from rich.console import Console
 
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
+from robot.config_checks import reject_non_finite
 from robot.control_loop import ControlLoop
 from robot.errors import ConfigError
 from robot.rig import BimanualRig, SafetyStopError
@@ -46,6 +47,7 @@ class TeleopConfig:
     json: bool = False
 
     def __post_init__(self) -> None:
+        reject_non_finite(self, "")
         if not 1 <= self.fps <= 200:
             raise ConfigError(f"fps={self.fps}: expected 1..200 Hz")
         if self.duration_s < 0:
