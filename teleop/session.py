@@ -6,15 +6,17 @@
     RESET ──reset time, →, or gesture (once the save is done)──> RECORDING     ... last episode ──> DONE
 
 Saving runs in a background thread while the person resets the scene; the next episode starts only
-once it is durable. Keys and the leader-gripper gesture are polled on the control thread, so no
-state is shared with other threads except the save's outcome.
+once it is durable, and the session ends once the last one is. An episode counts as recorded only
+when its save has returned: a save whose videos came out short was rolled back by the writer and
+the episode is recorded again; any other failed save is reported and ends the session. Keys and the
+leader-gripper gesture are polled on the control thread, so no state is shared with other threads
+except the save's outcome (see `episode_save.py`).
 """
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -24,6 +26,8 @@ from robot.config_checks import reject_non_finite
 from robot.control_loop import Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
+from teleop.dataset.errors import ShortVideoError
+from teleop.episode_save import BackgroundSave, UnsavedEpisode
 from teleop.gesture import GestureDetector
 from teleop.keys import Key
 from teleop.quality import QualityCard, QualityGates, quality_card
@@ -76,7 +80,12 @@ class EpisodeWriter(Protocol):
         ...
 
     def save_episode(self, quality: dict) -> Any:
-        """Make the episode durable (blocking)."""
+        """Make the episode durable (blocking); raises if it is not."""
+        ...
+
+    @property
+    def longest_save_s(self) -> float:
+        """The longest `save_episode` can block before it returns or raises, seconds."""
         ...
 
     def discard_episode(self) -> None:
@@ -117,14 +126,15 @@ class RecordingSession:
         self.step_facts = step_facts
         self.phase = Phase.READY
         self.paused = False
-        self.recorded = 0  # episodes kept in this run
+        self.recorded = 0  # episodes of this run that are durable on disk (their save returned)
+        self.unsaved: list[UnsavedEpisode] = []  # episodes of this run whose save failed, in order
+        self.save_failure: UnsavedEpisode | None = None  # the first failed save not recorded again
         self.cards: list[QualityCard] = []
         self.episode_index: int | None = None
         self._phase_since = time.monotonic()
         self._recorder: EpisodeRecorder | None = None
         self._recorded_s = 0.0
-        self._save: threading.Thread | None = None
-        self._save_error: BaseException | None = None
+        self._save: BackgroundSave | None = None  # the last episode's save, until its outcome is counted
         self._stop_after_save = False
         self._events_mark = 0
         self._held_mark = 0  # the rig's held ticks when the last frame was recorded
@@ -135,7 +145,7 @@ class RecordingSession:
 
     def on_step(self, step: Step) -> None:
         """Advance the state machine by one tick, recording the step if an episode is running."""
-        self._raise_save_error()
+        self._collect_save()
         now = step.tick.start_s
         leaders = step.observation.leader_action() if step.observation.leaders else {}
         squeezed = bool(leaders) and self.gesture.update(leaders, now)
@@ -155,8 +165,8 @@ class RecordingSession:
 
     def start_due(self, now: float) -> bool:
         """Whether the next episode is due to start (the reset time is up; not waiting for a gesture)."""
-        if self.phase not in (Phase.READY, Phase.RESET) or self.config.start_on_gesture:
-            return False
+        if self.phase not in (Phase.READY, Phase.RESET) or self.config.start_on_gesture or self._save is not None:
+            return False  # (not while the last episode is being made durable: it may have to be recorded again)
         return self.phase is Phase.READY or now - self._phase_since >= self.config.reset_s
 
     def in_progress(self, now: float) -> bool:
@@ -191,7 +201,7 @@ class RecordingSession:
     # --- transitions -------------------------------------------------------------------------
 
     def _try_start(self, now: float) -> None:
-        if self._save is not None and self._save.is_alive():
+        if self._save is not None:
             return  # the previous episode is still being made durable
         self.episode_index = self.writer.begin_episode(self.config.task)
         self._recorder = EpisodeRecorder(self.writer, self.rig.cameras, self.step_facts)
@@ -231,22 +241,42 @@ class RecordingSession:
                 self.writer.discard_episode()
                 self.on_event(f"episode {index} failed its quality gates and is discarded: it will be recorded again")
             else:
-                self._start_save(card)
-                self.recorded += 1
-        if self.recorded >= self.config.num_episodes:
-            self._stop_after_save = True
+                self._start_save(card)  # the session ends once the last episode is durable (`_collect_save`)
         self._set_phase(Phase.RESET, now)
         self._maybe_finish()
 
     def _start_save(self, card: QualityCard) -> None:
-        def save() -> None:
-            try:
-                self.writer.save_episode(card.as_dict())
-            except BaseException as e:  # surfaced on the control thread at the next tick
-                self._save_error = e
+        writer, quality = self.writer, card.as_dict()
+        self._save = BackgroundSave(card, lambda: writer.save_episode(quality))
 
-        self._save = threading.Thread(target=save, name="save-episode")
-        self._save.start()
+    def _collect_save(self, timeout_s: float = 0.0) -> None:
+        """Count the last save once it has ended (waiting up to `timeout_s`): saved only if it returned."""
+        save = self._save
+        if save is None or not save.ended(timeout_s):
+            return
+        self._save = None
+        if save.error is None:
+            self.recorded += 1
+            if self.recorded >= self.config.num_episodes and self.phase is not Phase.DONE:
+                self._finish()
+        else:
+            # The writer rolled a short video back and can go on; other failures (disk full, writer dead)
+            # would fail again, so the session ends.
+            self._not_saved(save, str(save.error), retry=isinstance(save.error, ShortVideoError))
+
+    def _not_saved(self, save: BackgroundSave, reason: str, *, retry: bool) -> None:
+        """Report an episode whose save failed: record it again (`retry`) or end the session short."""
+        unsaved = UnsavedEpisode(save.card.episode, reason)
+        self.unsaved.append(unsaved)
+        self.cards = [replace(card, verdict="not saved") if card is save.card else card for card in self.cards]
+        logger.error("episode %d is not saved: %s", unsaved.index, reason)
+        if retry and self.phase is not Phase.DONE:
+            self.on_event(f"episode {unsaved.index} is NOT saved and will be recorded again: {reason}")
+            return
+        self.save_failure = self.save_failure or unsaved
+        self.on_event(f"episode {unsaved.index} is NOT saved: {reason}")
+        if self.phase is not Phase.DONE:
+            self._finish()
 
     def _maybe_finish(self) -> None:
         if self._stop_after_save:
@@ -260,19 +290,22 @@ class RecordingSession:
         self.phase = phase
         self._phase_since = now
 
-    def _raise_save_error(self) -> None:
-        if self._save_error is not None:
-            error, self._save_error = self._save_error, None
-            self._finish()
-            raise error
-
     # --- end -------------------------------------------------------------------------------
 
-    def wait_for_save(self, timeout_s: float = 60.0) -> None:
-        """Block until the last save is durable (after the loop stopped)."""
+    def wait_for_save(self, timeout_s: float | None = None) -> None:
+        """Block until the last save has ended (after the loop stopped), and count it.
+
+        Waits up to `timeout_s`, by default the writer's own bound on a save (`longest_save_s`), so a
+        save the writer may still complete is never given up on. One still running after that is
+        reported as not saved.
+        """
+        if self._save is None:
+            return
+        limit = self.writer.longest_save_s if timeout_s is None else timeout_s
+        self._collect_save(limit)
         if self._save is not None:
-            self._save.join(timeout=timeout_s)
-        self._raise_save_error()
+            save, self._save = self._save, None
+            self._not_saved(save, f"its save had not ended after {limit:g} s", retry=False)
 
     def abandon_episode(self) -> None:
         """The loop ended abruptly (e-stop, error): drop the episode in progress, if any."""
@@ -284,7 +317,7 @@ class RecordingSession:
         """A short description for the status line."""
         total = self.config.num_episodes
         number = self.recorded + (1 if self.phase is Phase.RECORDING else 0)
-        saving = self._save is not None and self._save.is_alive()
+        saving = self._save is not None
         match self.phase:
             case Phase.RECORDING:
                 state = "PAUSED" if self.paused else "REC"

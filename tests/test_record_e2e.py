@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -61,6 +62,15 @@ def load(root: Path):
     return LeRobotDataset(REPO, root=root, video_backend="pyav")
 
 
+def printed_saves(stdout: str) -> tuple[int, int | None]:
+    """The summary's count of episodes saved in this run, and the total it says a resumed dataset holds."""
+    text = " ".join(stdout.split())  # rich wraps long lines at the terminal's width
+    saved = re.findall(r"(\d+) episode\(s\) saved to", text)
+    total = re.findall(r"the dataset holds (\d+)", text)
+    assert len(saved) == 1, stdout[-2000:]
+    return int(saved[0]), int(total[0]) if total else None
+
+
 def sidecar(root: Path, episode: int) -> tuple[dict, "pyarrow.Table"]:  # noqa: F821
     import pyarrow.parquet as pq
 
@@ -75,6 +85,7 @@ def test_three_episodes_load_train_and_match_what_the_rig_logged(tmp_path):
     root = tmp_path / "dataset"
     dataset = load(root)
     assert dataset.meta.total_episodes == 3
+    assert printed_saves(result.stdout) == (dataset.meta.total_episodes, None)  # the summary is what loads
     assert dataset.meta.fps == 30
     lengths = [int(e["length"]) for e in dataset.meta.episodes]
     assert lengths == [60, 60, 60]
@@ -219,6 +230,7 @@ def test_kill_9_during_episode_3_loses_only_that_episode_and_resume_completes(tm
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     dataset = load(root)
     assert dataset.meta.total_episodes == 3
+    assert printed_saves(resumed.stdout) == (1, dataset.meta.total_episodes)  # this run's one, and the total
     assert [int(e["length"]) for e in dataset.meta.episodes] == [60, 60, 60]
     assert dataset[len(dataset) - 1]["observation.state"].shape == (12,)
 

@@ -37,7 +37,7 @@ from robot.control_loop import ControlLoop, Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
-from teleop.commands.record import DatasetConfig, card_table, describe_open
+from teleop.commands.record import DatasetConfig, card_table, describe_open, describe_saves
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import HINTS, KeyReader
@@ -89,6 +89,8 @@ class DeployConfig:
 
 class _NoWriter:
     """Episodes run but are not kept (--record=false)."""
+
+    longest_save_s = 5.0  # a save writes nothing and returns at once; ample for its thread to end
 
     def __init__(self) -> None:
         self._episodes = 0
@@ -246,12 +248,17 @@ def _deploy(config: DeployConfig, console: Console) -> int:
     summary = _summary(source)
     if session is not None:
         console.print(card_table(session.cards))
+        if session.save_failure is not None and stopped_by == "done":
+            stopped_by = f"the failed save of rollout {session.save_failure.index}"
     console.print(f"stopped by {stopped_by}; {summary}")
     if config.record and session is not None:
+        for line in describe_saves(session, writer.report.episodes, folder, noun="rollout"):
+            console.print(line, markup=False)  # error texts may hold brackets
         console.print(
-            f"{session.recorded} rollout(s) saved to {folder}\n"
             f"judge them with: so101-judge --dataset.root={folder} --dataset.repo_id={config.dataset.repo_id}"
         )
+    if session is not None and session.save_failure is not None:
+        return 1  # fewer rollouts saved than asked for (named above)
     return 0 if stopped_by == "done" or stopped_by.startswith("Ctrl-C") else 1
 
 

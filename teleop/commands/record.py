@@ -8,7 +8,9 @@ r"""so101-record: teleoperated demonstrations into a LeRobot v3.0 dataset that s
 Keys (plain terminal, SSH too): →/n next, ←/r re-record, space pause, q stop, e e-stop; or squeeze both
 leader grippers for a second with the arms still to start or end an episode. Every saved episode is
 durable at once: a crash loses at most the episode in progress, and the next run repairs and resumes.
-After each episode a quality card is printed; an episode that fails the gates is recorded again.
+After each episode a quality card is printed; an episode that fails the gates, or whose videos came out
+short (its save is rolled back), is recorded again. The summary counts only episodes whose save
+returned: what LeRobot loads from the folder; an episode whose save failed is named there.
 The dataset trains with `lerobot-train --dataset.repo_id=me/fold_cloth --dataset.root=<folder>`.
 """
 
@@ -101,6 +103,19 @@ def describe_open(repo_id: str, report: OpenReport) -> str:
     return line
 
 
+def describe_saves(session: RecordingSession, before: int, folder: Path, noun: str = "episode") -> list[str]:
+    """The summary's lines on what this run saved: each episode not saved, then the durable count.
+
+    `before`: episodes the dataset held when it was opened (a resumed one's). The count is that of
+    saves that returned, so `before` + it is what LeRobotDataset loads from `folder`.
+    """
+    lines = [f"{noun} {unsaved.index} is NOT saved: {unsaved.reason}" for unsaved in session.unsaved]
+    line = f"{session.recorded} {noun}(s) saved to {folder} in this run"
+    if before:
+        line += f"; with the {before} from before, the dataset holds {before + session.recorded}"
+    return [*lines, line]
+
+
 def card_table(cards: list[QualityCard]) -> Table:
     """The quality cards as a table."""
     table = Table(title="episode quality")
@@ -184,15 +199,19 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             writer.close()
         console.print(card_table(session.cards))
+        if session.save_failure is not None and stopped_by == "done":
+            stopped_by = f"the failed save of episode {session.save_failure.index}"
+        console.print(f"stopped by {stopped_by}", markup=False)
+        for line in describe_saves(session, report.episodes, folder):
+            console.print(line, markup=False)  # error texts may hold brackets
         console.print(
-            f"stopped by {stopped_by}; {session.recorded} episode(s) saved to {folder}\n"
             f"train with: lerobot-train --dataset.repo_id={config.dataset.repo_id} --dataset.root={folder} ..."
         )
         if config.dataset.push_to_hub:
             from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
             LeRobotDataset(config.dataset.repo_id, root=folder).push_to_hub()
-        return 0
+        return 1 if session.save_failure is not None else 0  # fewer episodes than asked for
 
     return run_command(body)
 

@@ -3,8 +3,9 @@
     open     lock the root; new: create it in a staging dir and rename it into place;
              existing: check compatibility (refuse, changing nothing), repair, reopen with LeRobot
     episode  begin_episode -> add_frame ... -> save_episode | discard_episode
-    save     journal "committing N" (+ backups) -> LeRobot save_episode + finalize -> sidecars
-             -> fsync -> journal "committed N+1"; any failure in between rolls back to N
+    save     journal "committing N" (+ backups) -> LeRobot save_episode + finalize -> count the
+             video frames -> sidecars -> fsync -> journal "committed N+1"; any failure in between
+             (a video with fewer frames than the episode too) rolls back to N
     next     reopen with LeRobotDataset.resume, so episode N+1 lands in new files and the files of
              saved episodes are never written again
 
@@ -21,12 +22,20 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from teleop.dataset import lerobot_adapter as adapter
 from teleop.dataset import opening
-from teleop.dataset.errors import DatasetError, DatasetExistsError, FrameError, WriterStateError, classify
+from teleop.dataset.errors import (
+    DatasetError,
+    DatasetExistsError,
+    FrameError,
+    ShortVideoError,
+    WriterStateError,
+    classify,
+)
 from teleop.dataset.faults import fault_point
 from teleop.dataset.features import camera_key, check_frame
 from teleop.dataset.journal import (
@@ -188,7 +197,9 @@ class DurableDataset:
         Raises:
             WriterStateError: no episode, or one without frames (discard it instead).
             DiskFullError, EncoderError, DatasetError: the save failed and was rolled back; the
-                episodes saved before are intact.
+                episodes saved before are intact. ShortVideoError (an EncoderError): a camera's
+                video has fewer frames than the episode, so LeRobot would pair frames with the
+                wrong images; rolled back too.
         """
         started = time.monotonic()
         episode = self._require_episode("save_episode")
@@ -206,6 +217,7 @@ class DurableDataset:
             self._lerobot.finalize()
             fault_point("save:finalized")
             counts = self._video_frame_counts(committing)
+            _check_videos(self.spec.root, episode.index, len(episode.timing), counts)
             write_timing(self.spec.root, episode.index, episode.timing)
             write_quality(self.spec.root, episode.index, card)
             fault_point("save:sidecars_written")
@@ -221,17 +233,17 @@ class DurableDataset:
                     "Next: free disk space if it is full, then restart recording with resume."
                 )
                 raise self._broken from error
-            raise classify(error, self.spec.root, f"saving episode {episode.index}", self.episodes) from error
+            typed = classify(error, self.spec.root, f"saving episode {episode.index}", self.episodes)
+            if typed is error:  # already ours (a short video): not its own cause
+                raise
+            raise typed from error
         finally:
             self._episode = None
         self._lerobot = None
         fault_point("save:committed")
         frames = len(episode.timing)
         self._frames += frames
-        missing = sum(max(0, frames - count) for count in counts.values())
-        if missing:
-            logger.error("episode %d: videos miss %d frame(s): %s", episode.index, missing, counts)
-        return SavedEpisode(episode.index, frames, 0, missing, waits, time.monotonic() - started)
+        return SavedEpisode(episode.index, frames, 0, 0, waits, time.monotonic() - started)
 
     # --- internals ---------------------------------------------------------------------------
 
@@ -258,3 +270,18 @@ class DurableDataset:
         journal = read_journal(self.spec.root) or self._journal
         self._journal, report = repair(self.spec.root, journal)
         logger.warning("%s: rolled back a failed save: %s", self.spec.root, report)
+
+
+def _check_videos(root: Path, index: int, frames: int, counts: Mapping[str, int]) -> None:
+    """Refuse an episode whose videos are short: LeRobot would pair its later frames with wrong images.
+
+    Raises:
+        ShortVideoError: one or more cameras' videos have fewer than `frames` frames.
+    """
+    short = {name: count for name, count in counts.items() if count < frames}
+    if short:
+        listed = ", ".join(f"{name} {count} of {frames}" for name, count in short.items())
+        raise ShortVideoError(
+            f"{root}: episode {index}'s videos came out short ({listed} frames); its save was rolled back and "
+            f"the {index} saved episode(s) are intact. Next: record it again."
+        )

@@ -9,6 +9,7 @@ RobotError (robot.errors)
     ├── DatasetCorruptError         committed files are missing or unreadable
     ├── DiskFullError               no space left while saving (the partial episode was rolled back)
     ├── EncoderError                the video encoder failed (the episode in progress is lost)
+    │   └── ShortVideoError         a saved episode's videos had fewer frames than it (the save was rolled back)
     ├── WriterStateError            a call out of order (add_frame with no episode, ...)
     ├── FrameError                  a frame that does not fit the dataset (shape, dtype, cameras)
     ├── SharedMemoryError           /dev/shm has no room for the frame ring
@@ -66,6 +67,10 @@ class DiskFullError(DatasetError, OSError):
 
 class EncoderError(DatasetError):
     """The video encoder failed; the episode in progress is lost."""
+
+
+class ShortVideoError(EncoderError):
+    """An episode's videos came out with fewer frames than the episode; its save was rolled back."""
 
 
 class WriterStateError(DatasetError):

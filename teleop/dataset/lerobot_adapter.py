@@ -25,6 +25,7 @@ from lerobot.datasets.lerobot_dataset import LeRobotDataset
 from lerobot.datasets.video_utils import StreamingVideoEncoder
 
 from teleop.dataset.errors import EncoderError
+from teleop.dataset.faults import fault_point
 from teleop.dataset.features import ACTION_KEY, STATE_KEY, camera_key, dataset_features
 from teleop.dataset.spec import WriterSpec
 
@@ -48,6 +49,8 @@ class BlockingStreamingEncoder(StreamingVideoEncoder):
         """
         if not self._episode_active:
             raise EncoderError("no episode is being encoded. Next: this is a bug; please report it")
+        if fault_point("encoder:feed"):
+            return  # a test's lost frame: the video comes out one frame short
         frame = image.copy()  # the caller's buffer (shared memory) is reused for later frames
         frames, thread = self._frame_queues[video_key], self._threads[video_key]
         while True:

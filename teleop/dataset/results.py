@@ -36,6 +36,6 @@ class SavedEpisode:
     index: int  # its episode_index in the dataset
     frames: int  # frames saved
     dropped_frames: int  # frames the control side could not hand over (writer ring full); 0 in-process
-    encoder_dropped_frames: int  # frames missing from its videos, summed over cameras (expected 0)
+    encoder_dropped_frames: int  # frames missing from its videos: always 0 (a short save is rolled back)
     encoder_waits: int  # times a frame waited for an encoder (backpressure: delay, never loss)
     save_s: float  # how long the save blocked its caller, seconds

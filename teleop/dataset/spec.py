@@ -21,7 +21,10 @@ class WriterSpec:
     ring_s: float = 3.0  # frames the control side may run ahead of the writer, seconds of recording
     encoder_queue_frames: int = 8  # frames buffered per camera in front of each encoder thread
     nice: int = 5  # added to the writer process's nice value so encoding yields to the control loop
-    reply_timeout_s: float = 120.0  # longest a blocking call (open, save, close) waits for the writer, s
+    reply_timeout_s: float = 120.0  # longest open or close waits for the writer process, s
+    # Longest a save may take before the writer process is deemed hung and killed (the episode is then
+    # not saved; the next open rolls it back), s. The session's final wait is derived from it.
+    save_timeout_s: float = 120.0
     lock_timeout_s: float = 10.0  # how long open waits for another writer to release the dataset, s
 
     def __post_init__(self) -> None:
@@ -41,6 +44,8 @@ class WriterSpec:
             raise ConfigError(f"dataset repo_id={self.repo_id!r}: expected 'user/name'")
         if self.ring_s <= 0 or self.encoder_queue_frames < 1:
             raise ConfigError(f"ring_s={self.ring_s}, encoder_queue_frames={self.encoder_queue_frames}: must be > 0")
+        if not self.save_timeout_s > 0:
+            raise ConfigError(f"dataset save_timeout_s={self.save_timeout_s}: must be > 0 seconds")
 
     @property
     def ring_frames(self) -> int:

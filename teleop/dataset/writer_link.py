@@ -2,8 +2,9 @@
 
 Every wait polls the pipe in short steps and checks that the process is alive in between, so a
 dead writer is reported as WriterProcessError within a poll step and a hung one after the reply
-timeout (then it is killed). At interpreter exit a forgotten writer gets a grace period to finish
-its current save, then is killed, so exiting never hangs.
+timeout, or the save timeout for a save (then it is killed): `longest_wait_s` bounds every wait.
+At interpreter exit a forgotten writer gets a grace period to finish its current save, then is
+killed, so exiting never hangs.
 """
 
 import atexit
@@ -23,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 _POLL_S = 0.1  # how often a blocking wait checks that the writer process is still alive, seconds
 _EXIT_GRACE_S = 30.0  # at interpreter exit, how long an abandoned writer may take to finish, seconds
+_REAP_S = 5.0  # how long a dead or killed writer process is given to be reaped before its error is raised, s
 _NEXT_STEP = "Next: run again with resume; saved episodes are safe and opening the dataset repairs it."
 
 
@@ -61,15 +63,23 @@ class WriterLink:
         except (BrokenPipeError, EOFError, OSError):
             self._died()
 
-    def request(self, kind: str, *args: object) -> object:
-        """Send a request and wait for its reply; an error reply is raised (typed, from the writer)."""
+    def request(self, kind: str, *args: object, timeout_s: float | None = None) -> object:
+        """Send a request and wait for its reply; an error reply is raised (typed, from the writer).
+
+        `timeout_s`: how long the writer may take before it is deemed hung (default the spec's reply timeout).
+        """
         request = next(self._ids)
         self.send((kind, request, *args))
-        return self.wait_reply(request)
+        return self.wait_reply(request, timeout_s)
 
-    def wait_reply(self, request: int) -> object:
-        """Wait for the reply to `request` (0: the open report), as long as the writer lives."""
-        deadline = time.monotonic() + self.spec.reply_timeout_s
+    def wait_reply(self, request: int, timeout_s: float | None = None) -> object:
+        """Wait for the reply to `request` (0: the open report), as long as the writer lives.
+
+        A writer that has not answered after `timeout_s` (default the spec's reply timeout) is killed
+        and WriterProcessError raised; the whole wait lasts at most `longest_wait_s(timeout_s)`.
+        """
+        timeout_s = self.spec.reply_timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + timeout_s
         while True:
             if self._conn.poll(_POLL_S):
                 message = self._receive()
@@ -83,7 +93,7 @@ class WriterLink:
                 self._died()
             elif time.monotonic() > deadline:
                 self._process.kill()  # a writer that stopped answering cannot be trusted to finish
-                self._died(f"did not answer within {self.spec.reply_timeout_s:.0f} s and was killed")
+                self._died(f"did not answer within {timeout_s:g} s and was killed")
 
     def raise_async_error(self) -> None:
         """Raise an error the writer reported on its own (it dropped the episode); never blocks."""
@@ -108,7 +118,7 @@ class WriterLink:
             self._died()
 
     def _died(self, how: str | None = None) -> NoReturn:
-        self._process.join(timeout=5)
+        self._process.join(timeout=_REAP_S)
         how = how or f"died (exit code {self._process.exitcode}; -9 means it was killed)"
         raise WriterProcessError(
             f"the dataset writer process (pid {self._process.pid}) for {self.spec.root} {how}; "
@@ -128,3 +138,8 @@ class WriterLink:
             logger.error("the dataset writer did not exit within %.0f s; killing it", _EXIT_GRACE_S)
             self._process.kill()
             self._process.join()
+
+
+def longest_wait_s(timeout_s: float) -> float:
+    """The longest a wait for a reply with `timeout_s` can block: the timeout, a poll step, the reaping."""
+    return timeout_s + _POLL_S + _REAP_S

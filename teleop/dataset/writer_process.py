@@ -45,7 +45,7 @@ from teleop.dataset.privileges import Demotion
 from teleop.dataset.results import OpenReport, SavedEpisode
 from teleop.dataset.sidecar import quality_json
 from teleop.dataset.spec import WriterSpec
-from teleop.dataset.writer_link import WriterLink
+from teleop.dataset.writer_link import WriterLink, longest_wait_s
 
 logger = logging.getLogger(__name__)
 PREFAULT_SLOTS = 2  # ring slots touched at open (the rest only when a backlog reaches them)
@@ -149,9 +149,13 @@ class DatasetWriter:
             SavedEpisode: index, frames, frames dropped because the ring was full, frames missing
                 from the videos, save seconds (from this call until durable).
 
+        Blocks at most `longest_save_s`: a writer that takes longer than `spec.save_timeout_s` is
+        killed, and the next open rolls the episode back.
+
         Raises:
             DiskFullError, EncoderError, DatasetError: the save was rolled back; earlier episodes
-                are intact. WriterProcessError: the writer process died.
+                are intact (ShortVideoError: its videos came out short). WriterProcessError: the
+                writer process died, or hung and was killed; the episode is not saved.
         """
         started = time.monotonic()
         with self._lock:
@@ -164,7 +168,7 @@ class DatasetWriter:
                 raise WriterStateError(f"episode {self._episodes} has no frames ({self._dropped} dropped); discard it")
             self._state = _State.IDLE  # the writer ends the episode whatever the outcome
             with self._supervised():
-                saved = self._link.request("save", card)
+                saved = self._link.request("save", card, timeout_s=self.spec.save_timeout_s)
             self._episodes += 1
             return replace(saved, dropped_frames=self._dropped, save_s=time.monotonic() - started)
 
@@ -269,6 +273,11 @@ class DatasetWriter:
         if self._free is None or self._state in (_State.CLOSED, _State.BROKEN):
             return 0
         return self.spec.ring_frames - self._free.get_value()
+
+    @property
+    def longest_save_s(self) -> float:
+        """The longest `save_episode` can block before it returns or raises, seconds (from the spec)."""
+        return longest_wait_s(self.spec.save_timeout_s)
 
     @property
     def dropped_frames(self) -> int:

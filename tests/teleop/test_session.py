@@ -29,6 +29,8 @@ pytestmark = pytest.mark.slow
 
 
 class WriterDouble:
+    longest_save_s = 10.0  # the session's final wait for a save (saves here return at once)
+
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.episodes: list[list[dict]] = []

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from teleop.dataset.durable import DurableDataset
-from teleop.dataset.errors import DiskFullError
+from teleop.dataset.errors import DiskFullError, ShortVideoError
 from teleop.dataset.faults import ENV
 from tests.teleop.dataset.helpers import TASK, check_loads, frame, record, run_killed, snapshot, spec
 
@@ -116,6 +116,21 @@ def test_a_full_disk_during_a_save_rolls_back_and_the_session_goes_on(committed,
             record(dataset, 2, 6)
         assert snapshot(root) == before
         assert record(dataset, 2, 4).index == 2  # the fault fired once; the next save works
+    check_loads(root, [5, 7, 4])
+
+
+def test_a_save_whose_videos_came_out_short_is_rolled_back_and_the_next_one_works(committed, monkeypatch):
+    """A frame that never reached one camera's encoder: LeRobot would pair later frames with wrong images."""
+    root, before = committed
+    monkeypatch.setenv(ENV, "skip@encoder:feed")
+    with DurableDataset.open(spec(root)) as dataset:
+        with pytest.raises(
+            ShortVideoError, match=r"episode 2's videos came out short \(\w+ 5 of 6 frames\).*rolled back"
+        ):
+            record(dataset, 2, 6)
+        assert snapshot(root) == before  # nothing of it is left: not counted anywhere
+        assert dataset.episodes == 2
+        assert record(dataset, 2, 4).index == 2
     check_loads(root, [5, 7, 4])
 
 
