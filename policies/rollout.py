@@ -8,7 +8,8 @@ An episode starts recording only once the policy has produced its first action (
 first chunk's latency is never recorded as starved ticks of the episode; the time it took is still
 in the facts (`inference.first_action_s`). While the policy is not in charge the followers hold the
 pose they had when it stopped (never a jump), and the engine is reset so the next episode starts
-from a fresh observation.
+from a fresh observation. The policy taking charge is a transition of the safety layer (the
+driver signals it with its first action); so is its losing charge (`on_transition`).
 """
 
 from collections.abc import Callable, Mapping
@@ -43,10 +44,19 @@ class PolicyDriver(Protocol):
 class RolloutSource:
     """Hands control to the policy while an episode is due or running, holds otherwise."""
 
-    def __init__(self, driver: PolicyDriver, in_charge: Callable[[float], bool]) -> None:
-        """`in_charge(now_s)`: whether the session is recording or about to start an episode."""
+    def __init__(
+        self,
+        driver: PolicyDriver,
+        in_charge: Callable[[float], bool],
+        on_transition: Callable[[str], None] = lambda reason: None,
+    ) -> None:
+        """`in_charge(now_s)`: whether the session is recording or about to start an episode.
+
+        `on_transition(reason)`: the hold takes over from the policy (pass the rig's `begin_transition`).
+        """
         self.driver = driver
         self.in_charge = in_charge
+        self.on_transition = on_transition
         self._hold: dict[str, float] | None = None
         self._was_in_charge = False
         self._warmup_started_s: float | None = None
@@ -73,6 +83,7 @@ class RolloutSource:
         if self._was_in_charge:
             self.driver.reset()
             self._was_in_charge = False
+            self.on_transition("the policy hands over to a hold")
         if self._hold is None:
             self._hold = observation.state()
         return self._hold

@@ -17,6 +17,10 @@ last check before the rig (whose safety layer would also refuse it, but a stoppe
 honest outcome, not a silently frozen joint). `ControlLoop.run` raises the error; the rig's exit
 then leaves the followers safe (held, or moved to rest, per `safety.on_exit`).
 
+The first action after a reset (the policy takes charge) and the first after starved ticks (it
+resumes) change the source of the goals: `on_transition` (the rig's `begin_transition`) is called
+before they are returned, so the safety layer ramps to them instead of letting the arm chase them.
+
     source = PolicySource(engine, task="Fold the cloth")
     source.prime(rig.observe())                       # optional: the first chunk before the loop
     ControlLoop(rig, source, hooks=[...]).run(duration_s=30)
@@ -24,7 +28,7 @@ then leaves the followers safe (held, or moved to rest, per `safety.on_exit`).
 """
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -68,12 +72,21 @@ class TickFacts:
 class PolicySource:
     """An `ActionSource` (and rollout `PolicyDriver`) over an inference engine. One thread (the loop's)."""
 
-    def __init__(self, engine: InferenceEngine, *, task: str = "Fold the cloth") -> None:
+    def __init__(
+        self,
+        engine: InferenceEngine,
+        *,
+        task: str = "Fold the cloth",
+        on_transition: Callable[[str], None] = lambda reason: None,
+    ) -> None:
+        """`on_transition(reason)`: the policy takes charge or resumes (pass the rig's `begin_transition`)."""
         self.engine = engine
         self.task = task
+        self.on_transition = on_transition
         self.last_facts: TickFacts | None = None
         self._last_goal: np.ndarray | None = None
         self._acted = False
+        self._starved_ticks = 0  # starved ticks since the last action
         self._started = False
 
     def inputs(self, observation: Observation) -> PolicyInput:
@@ -101,8 +114,14 @@ class PolicySource:
                 self._last_goal = inputs.state.copy()  # the start of an episode: hold where the arms are
             depth = self.engine.stats().queue_depth
             self.last_facts = TickFacts(-1, -1, math.nan, depth, starved=True)
+            self._starved_ticks += 1
             return _goal(self._last_goal)
         values = _checked(action)
+        if not self._acted:
+            self.on_transition("the policy takes charge")
+        elif self._starved_ticks:
+            self.on_transition(f"the policy resumes after {self._starved_ticks} starved tick(s)")
+        self._starved_ticks = 0
         self._last_goal = values
         self._acted = True
         self.last_facts = TickFacts(
@@ -115,6 +134,7 @@ class PolicySource:
         self.engine.reset()
         self._last_goal = None
         self._acted = False
+        self._starved_ticks = 0
         self.last_facts = None
 
     @property

@@ -105,7 +105,7 @@ class ControlLoop:
                 observation, stale = last, True
             last = observation
             requested = self.source.action(observation, tick)
-            sent = self.rig.act(requested)
+            sent = self.rig.act(requested, now_s=tick.start_s, period_s=self.timer.period_s)
             self.steps += 1
             step = Step(tick, observation, requested, sent, stale)
             for hook in self.hooks:

@@ -4,19 +4,23 @@
         obs = rig.observe()                  # 12 follower joints (+ leaders), synced frames
         sent = rig.act(obs.leader_action())  # guarded, written to both followers at once
 
-    act(action) -> watchdog verdict? -> HOLD: resend the hold pose
+    act(action) -> e-stop pressed?   -> freeze, raise SafetyStopError (the followers stay held)
+                -> watchdog verdict? -> HOLD: resend the hold pose (when it ends: a transition)
                                      -> REST: raise SafetyStopError (exit then rests and releases)
-                -> e-stop pressed?   -> freeze, raise SafetyStopError
-                -> ActionGuard per arm (NaN, limits, step, velocity) -> both buses concurrently
+                -> ActionGuard per arm (NaN, limits, transition ramp, step, velocity) -> both buses
                 -> the followers' status poll, when due (its verdict acts from the next tick)
+
+Every change of the source of the goals is a transition (`begin_transition`; the rig begins one
+itself at connect and when a hold ends): the guards ramp to the new goals at `ramp_speed_deg_s`.
 
 Connect is all-or-nothing: a failure disconnects (torque released) whatever was connected. Exit
 always leaves the followers safe: holding, or moved slowly to the pose they started in and then
-released (`safety.on_exit`; a watchdog stop or an e-stop always rests and releases).
+released (`safety.on_exit`; a watchdog stop always rests and releases). An e-stop freezes: the
+followers keep torque at the present position, through the exit too; releasing them is a separate,
+explicit act (`so101-release`). A bus that fails while going to rest stops only its own arm.
 """
 
 import logging
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -35,11 +39,11 @@ from robot.feetech.so101_arm import SO101Arm
 from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.realtime import lower_priority
 from robot.safety.config import ExitMode
-from robot.safety.engage import BODY
 from robot.safety.guard import ActionGuard, Intervention, SafetyEvent
 from robot.safety.limits import limits_from_calibration
 from robot.safety.ramp import max_difference, step_toward
 from robot.safety.watchdog import Verdict, Watchdog, WatchdogDecision
+from robot.stop_flag import StopFlag
 
 logger = logging.getLogger(__name__)
 REST_TOLERANCE_DEG = 1.0
@@ -53,6 +57,10 @@ GRIPPER_RELIEF_SQUEEZE_PERCENT = 3.0
 GRIPPER_STALL_BAND_PERCENT = 1.5
 GRIPPER_STALL_TICKS = 4
 _REST_FPS = 30.0
+# The tick interval the guards assume when `act` is called outside a control loop (a benchmark's own
+# loop, a test): one period at the rig's default rate.
+DEFAULT_PERIOD_S = 1.0 / 30.0
+BODY = tuple(j for j in JOINT_NAMES if j != GRIPPER)
 
 
 class SafetyStopError(RobotError):
@@ -120,8 +128,11 @@ class BimanualRig:
         with_leaders: bool = True,
         with_cameras: bool = True,
         arm_factory: Callable[[Side, Role, str], SO101Arm] | None = None,
+        ramp_at_connect: bool = True,
     ) -> None:
+        """`ramp_at_connect=False` only for dry arms placed mid-recording (nothing physical moves)."""
         self.config = config
+        self._ramp_at_connect = ramp_at_connect
         self.safety = config.safety
         names = [arm_name(side, Role.FOLLOWER) for side in Side]
         if with_leaders:
@@ -142,7 +153,8 @@ class BimanualRig:
         self.rest_pose: dict[Side, dict[str, float]] = {}
         self.counters = RigCounters()
         self.last_decision = WatchdogDecision(Verdict.OK)
-        self._estop = threading.Event()
+        self._estop = StopFlag()  # set from key hooks and signal handlers: no lock (robot/stop_flag.py)
+        self.frozen = False  # an e-stop froze the followers: they keep torque where they are, exit included
         self._stop_reason: str | None = None
         self._hold_pose: dict[Side, dict[str, float]] | None = None
         self._stack: ExitStack | None = None
@@ -181,7 +193,6 @@ class BimanualRig:
 
     def _arm_safety(self) -> None:
         start = read_all(self.arms)
-        now = time.monotonic()
         for side in Side:
             arm = self.follower(side)
             ranges = {j: (c.range_min, c.range_max) for j, c in arm.device.bus.calibration.items()}
@@ -193,7 +204,11 @@ class BimanualRig:
             positions = start[arm.name].positions
             self._joint_snapshot.update({joint_key(side, j): v for j, v in positions.items()})
             self.guards[side] = ActionGuard(arm.name, limits, self.safety, positions)
-            self.guards[side].reset(positions, now)
+            # No time yet: the first command's interval is one period of the caller's clock (the loop's
+            # clock may not be this one: a fast replay's is simulated).
+            self.guards[side].reset(positions)
+            if not self._ramp_at_connect:
+                self.guards[side].transition = None
             # LeRobot assumes an arm is in its rest pose at connect: that is where it goes back.
             self.rest_pose[side] = {j: limits.clamp(j, v) for j, v in positions.items()}
 
@@ -202,14 +217,23 @@ class BimanualRig:
         if self._stack is None:
             return
         try:
-            rest = self.safety.on_exit is ExitMode.REST_THEN_RELEASE or self._stop_reason is not None
-            if rest:
-                try:
-                    self.go_to_rest()
-                except RobotError as e:
-                    logger.error("could not move the followers to rest (%s); releasing torque where they are", e)
+            rest = not self.frozen and (
+                self.safety.on_exit is ExitMode.REST_THEN_RELEASE or self._stop_reason is not None
+            )
+            rested = self.go_to_rest() if rest else {}
+            if self.frozen:
+                logger.warning(
+                    "e-stop: the followers keep torque where they froze; release them with so101-release"
+                    " (hold each arm: it falls when released)"
+                )
             for arm in self.arms.values():
-                arm.disconnect(release_torque=rest or arm.role is Role.LEADER)
+                # A follower whose bus failed on the way to rest keeps torque where it is (released, it
+                # would fall); the other side rests and releases as asked.
+                release = arm.role is Role.LEADER or (rest and rested.get(arm.name, False))
+                try:
+                    arm.disconnect(release_torque=release)
+                except RobotError as e:
+                    logger.error("%s did not disconnect cleanly: %s", arm.name, e)
         finally:
             stack, self._stack = self._stack, None
             stack.pop_all()  # the arms are closed above; cameras below
@@ -265,11 +289,34 @@ class BimanualRig:
     # --- acting ----------------------------------------------------------------------------
 
     def estop(self) -> None:
-        """Software e-stop (thread-safe): the next `act` freezes the followers and stops the session."""
+        """Software e-stop (thread- and signal-safe): the next `act` freezes the followers, a move to rest stops.
+
+        Frozen followers keep torque at the present position until the session ends, and after it.
+        """
         self._estop.set()
 
-    def act(self, action: Mapping[str, float]) -> dict[str, float]:
+    @property
+    def estopped(self) -> bool:
+        """Whether an e-stop was asked for."""
+        return self._estop.is_set()
+
+    def begin_transition(self, reason: str) -> None:
+        """The source of the goals changes: both followers ramp from their last goals to the new ones."""
+        for guard in self.guards.values():
+            guard.begin_transition(reason)
+
+    @property
+    def in_transition(self) -> bool:
+        """Whether a follower is still being ramped to its source's goals."""
+        return any(guard.in_transition for guard in self.guards.values())
+
+    def act(
+        self, action: Mapping[str, float], *, now_s: float | None = None, period_s: float | None = None
+    ) -> dict[str, float]:
         """Send a 12-key action through the safety layer; returns what was sent.
+
+        `now_s` and `period_s`: the tick's start and nominal interval on the control loop's clock
+        (the guards' speed limits are per second of it); outside a loop, now and `DEFAULT_PERIOD_S`.
 
         Raises:
             SafetyStopError: after an e-stop or a watchdog REST verdict (the followers were frozen).
@@ -277,7 +324,8 @@ class BimanualRig:
         if self._stop_reason is not None:
             raise SafetyStopError(f"the rig is stopped ({self._stop_reason})")
         if self._estop.is_set():
-            self._freeze("e-stop")
+            self.freeze("e-stop")
+            raise SafetyStopError("followers frozen: e-stop (they keep torque where they are)")
         decision = self.last_decision
         if decision.verdict is Verdict.REST:
             self._freeze(decision.reason)
@@ -285,11 +333,14 @@ class BimanualRig:
             held = self._hold()
             self._poll_health()
             return held
-        self._hold_pose = None
+        if self._hold_pose is not None:
+            self._hold_pose = None
+            self.begin_transition("hold ended")  # the source's goals moved on while the arms held
         goals = split_action(action)
         self._relieve_grippers(goals)
-        now = time.monotonic()
-        results = {side: self.guards[side].filter(goals[side], now) for side in Side}
+        now = time.monotonic() if now_s is None else now_s
+        period = DEFAULT_PERIOD_S if period_s is None else period_s
+        results = {side: self.guards[side].filter(goals[side], now, period) for side in Side}
         for result in results.values():
             self.counters.events.extend(result.events)
         sent = self.pool.send(
@@ -369,38 +420,79 @@ class BimanualRig:
         )
         return {joint_key(side, j): pose[side][j] for side in Side for j in JOINT_NAMES}
 
+    def freeze(self, reason: str) -> None:
+        """E-stop now, from the control thread: command the present positions and keep torque on.
+
+        Nothing moves afterwards: `act` refuses, the exit neither rests nor releases the followers.
+        Each arm is frozen on its own (one failed bus does not keep the other arm moving).
+        """
+        self._estop.set()
+        self.frozen = True
+        self._stop_reason = self._stop_reason or reason
+        self._command_present(reason)
+
     def _freeze(self, reason: str) -> None:
-        """Command the present positions (stop moving now) and end the session."""
+        """The watchdog's stop: command the present positions, end the session (the exit rests and releases)."""
         self._stop_reason = reason
-        present = read_all({self.follower(s).name: self.follower(s) for s in Side})
-        self.pool.send({name: (lambda n=name: self.arms[n].write_joints(present[n].positions)) for name in present})
-        for side in Side:
-            self.guards[side].reset(present[self.follower(side).name].positions, time.monotonic())
+        self._command_present(reason)
         raise SafetyStopError(f"followers frozen: {reason}")
 
-    def go_to_rest(self) -> None:
-        """Move both followers to their rest pose at the ramp speed (blocking), torque kept on."""
+    def _command_present(self, reason: str) -> None:
+        for side in Side:
+            arm = self.follower(side)
+            try:
+                present = arm.read_joints().positions
+                arm.write_joints(present)
+                self.guards[side].reset(present, time.monotonic())
+            except RobotError as e:
+                logger.error("%s could not be frozen (%s): %s", arm.name, reason, e)
+
+    def go_to_rest(self) -> dict[str, bool]:
+        """Move both followers to their rest pose at the ramp speed (blocking), torque kept on.
+
+        Each arm on its own: a bus that fails stops only its arm's move. An e-stop stops both where
+        they are. Returns, per follower, whether it arrived (within `REST_TOLERANCE_DEG`).
+        """
+        followers = {self.follower(s).name: s for s in Side}
+        failed: set[str] = set()
+
+        def each(call: Callable[[SO101Arm, Side], object], what: str) -> dict[str, object]:
+            results: dict[str, object] = {}
+            for name, side in followers.items():
+                if name in failed:
+                    continue
+                try:
+                    results[name] = call(self.arms[name], side)
+                except RobotError as e:
+                    failed.add(name)
+                    logger.error("%s stopped on its way to rest (%s failed: %s); it keeps torque", name, what, e)
+            return results
+
         step = self.safety.ramp_speed_deg_s / _REST_FPS
         goals = {side: dict(self.guards[side].last_sent) for side in Side}
         deadline = time.monotonic() + REST_TIMEOUT_S
         period = 1.0 / _REST_FPS
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not self._estop.is_set():
             goals = {side: step_toward(goals[side], self.rest_pose[side], step) for side in Side}
-            self.pool.send(
-                {self.follower(s).name: (lambda s=s, g=goals: self.follower(s).write_joints(g[s])) for s in Side}
-            )
+            each(lambda arm, side, g=goals: arm.write_joints(g[side]), "a write")
             time.sleep(period)
             if all(max_difference(goals[s], self.rest_pose[s]) < 1e-6 for s in Side):
                 break
+        if self._estop.is_set():
+            self.freeze("e-stop while going to rest")
+            return {}
         settle_until = time.monotonic() + REST_SETTLE_S
+        arrived: dict[str, bool] = {}
         while True:
-            present = read_all({self.follower(s).name: self.follower(s) for s in Side})
-            arrived = all(
-                max_difference(present[self.follower(s).name].positions, self.rest_pose[s], BODY) < REST_TOLERANCE_DEG
-                for s in Side
-            )
-            if arrived or time.monotonic() > settle_until:
+            present = each(lambda arm, side: arm.read_joints().positions, "a read")
+            arrived = {
+                name: max_difference(positions, self.rest_pose[followers[name]], BODY) < REST_TOLERANCE_DEG  # type: ignore[arg-type]
+                for name, positions in present.items()
+            }
+            if all(arrived.values()) or time.monotonic() > settle_until or self._estop.is_set():
                 break
             time.sleep(period)
-        for side in Side:
-            self.guards[side].reset(present[self.follower(side).name].positions, time.monotonic())
+        for name, positions in present.items():
+            self.guards[followers[name]].reset(positions, time.monotonic())  # type: ignore[arg-type]
+        # An arm still on its way after the settle time rests near enough to release; a failed one does not.
+        return {name: name not in failed for name in followers}

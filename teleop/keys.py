@@ -7,9 +7,10 @@ a thread turns bytes into `Key`s the control loop polls once per tick:
     ←  or r      re-record: discard this episode and record it again
     space or p   pause / resume
     q  or Esc    stop: save the episode in progress and finish
-    e            e-stop: freeze the followers, move them to rest, release torque
+    e            e-stop: freeze the followers where they are, torque kept on (so101-release lets go)
 """
 
+import contextlib
 import logging
 import os
 import queue
@@ -95,7 +96,8 @@ class KeyReader:
         if self._thread is not None:
             self._thread.join(timeout=1.0)
         if self._saved is not None:
-            termios.tcsetattr(self._stream.fileno(), termios.TCSADRAIN, self._saved)
+            with contextlib.suppress(termios.error, OSError, ValueError):  # hung up (SIGHUP): nothing to restore
+                termios.tcsetattr(self._stream.fileno(), termios.TCSADRAIN, self._saved)
             self._saved = None
 
     def poll(self) -> list[Key]:

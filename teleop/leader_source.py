@@ -1,14 +1,17 @@
-"""Leader arms as the action source, engaged on each follower without a jump."""
+"""Leader arms as the action source; the rig's transition ramp engages each follower without a jump."""
 
 from robot.errors import ConfigError
-from robot.joints import JOINT_NAMES, Side, joint_key
 from robot.loop_timer import Tick
-from robot.rig import BimanualRig, Observation, split_action
-from robot.safety.engage import Engager
+from robot.rig import BimanualRig, Observation
 
 
 class LeaderSource:
-    """Followers copy the leaders; at start each follower ramps to its leader first (safety.engage)."""
+    """Followers copy the leaders.
+
+    At start the rig's guards are in their connect transition: each follower ramps to its leader at
+    `safety.ramp_speed_deg_s` and follows it directly once it got there ("engaged"). Engagement is
+    the session's start, once: a later transition (a hold ending) ramps too, but does not un-engage.
+    """
 
     def __init__(self, rig: BimanualRig) -> None:
         if not rig.has_leaders:
@@ -16,21 +19,16 @@ class LeaderSource:
                 "teleoperation needs leader arms: the rig file has no leader ports"
                 " (set ports.left_leader and ports.right_leader)"
             )
-        self.engagers = {
-            side: Engager(rig.follower(side).name, rig.safety, rig.guards[side].last_sent) for side in Side
-        }
-        self._period_s = 1.0 / 30.0
-        self._last_deadline: float | None = None
+        self.rig = rig
+        self._engaged = False
 
     @property
     def engaged(self) -> bool:
-        """Whether both followers follow their leaders directly."""
-        return all(e.engaged for e in self.engagers.values())
+        """Whether both followers have reached their leaders once (the ramp of the start is over)."""
+        if not self._engaged and self.rig.guards and not self.rig.in_transition:
+            self._engaged = True
+        return self._engaged
 
     def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
-        """The leaders' positions, or a ramp toward them while a follower is not yet engaged."""
-        dt = self._period_s if self._last_deadline is None else tick.deadline_s - self._last_deadline
-        self._last_deadline = tick.deadline_s
-        leaders = split_action(observation.leader_action())
-        goals = {side: self.engagers[side].goal(leaders[side], dt) for side in Side}
-        return {joint_key(side, j): goals[side][j] for side in Side for j in JOINT_NAMES}
+        """The leaders' positions (the rig's safety layer ramps to them while a transition lasts)."""
+        return observation.leader_action()

@@ -121,6 +121,8 @@ class EpisodeRecorder:
         facts["safety.changed_mask"] = float(ALL_JOINTS_MASK if held else changed_mask(step_events))
         facts["safety.held"] = float(held)
         facts["safety.relief_mask"] = float(changed_mask([e for e in step_events if e.kind is Intervention.RELIEF]))
+        # A transition (a policy taking charge, a hold ending): the joints the ramp slowed this frame.
+        facts["safety.ramp_mask"] = float(changed_mask([e for e in step_events if e.kind is Intervention.RAMP]))
         if self.step_facts is not None:
             facts.update(self.step_facts(step))
         if not self.sink.add_frame(state, action, images, facts):

@@ -176,10 +176,11 @@ class RecordingSession:
     def _on_key(self, key: Key, now: float) -> None:
         match key:
             case Key.ESTOP:
-                if self.phase is Phase.RECORDING:
-                    self.writer.discard_episode()
-                self._finish()
-                self.rig.estop()
+                # Freeze first, whatever the writer then does; the next tick's act ends the loop with
+                # a SafetyStopError, so the command reports the e-stop.
+                self.rig.freeze("e-stop")
+                self.phase = Phase.DONE
+                self.abandon_episode()
             case Key.STOP:
                 if self.phase is Phase.RECORDING:
                     self._stop_after_save = True

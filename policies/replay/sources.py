@@ -3,8 +3,8 @@
     RecordedActionSource   frame k's recorded action at tick k (held joints stay where they were)
     PolicyReplaySource     recorded state + decoded frames of frame k -> InferenceEngine -> action
                            (open loop: the policy never sees what the rig did; a starved tick holds)
-    EaseInSource           from wherever the followers are to the episode's first action, at the
-                           safety layer's ramp speed (`robot.safety.engage.Engager`), then done
+    EaseInSource           the episode's first action, held while the rig's transition ramp
+                           brings the followers there from wherever they are, then done
 
 Each calls `on_done` when it has returned its last action, so the control loop stops after that
 tick. Targets come as float64 (n, 12) arrays in BIMANUAL_KEYS order with NaN for joints the
@@ -19,10 +19,8 @@ import numpy as np
 
 from policies.engine import InferenceEngine, PolicyInput
 from robot.control_loop import Tick
-from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side, joint_key
-from robot.rig import Observation, split_action
-from robot.safety.config import SafetyConfig
-from robot.safety.engage import Engager
+from robot.joints import BIMANUAL_KEYS
+from robot.rig import Observation
 
 Done = Callable[[], None]
 
@@ -151,37 +149,35 @@ class PolicyReplaySource:
 
 
 class EaseInSource:
-    """Ramps each follower from where it is to a target pose, then reports done after a settling time."""
+    """Holds a target pose while the rig's transition ramp brings the followers there; done after settling.
+
+    The caller begins the rig's transition (`rig.begin_transition`) before the loop: the safety
+    layer then moves each follower at `ramp_speed_deg_s` and ends the transition once the target
+    was reached; `settle_s` more lets the joints arrive.
+    """
 
     def __init__(
-        self, target: np.ndarray, safety: SafetyConfig, fps: float, on_done: Done, *, settle_s: float = 0.3
+        self, target: np.ndarray, in_transition: Callable[[], bool], fps: float, on_done: Done, *, settle_s: float = 0.3
     ) -> None:
         self.target = target
-        self.safety = safety
-        self.period_s = 1.0 / fps
+        self.in_transition = in_transition
         self.on_done = on_done
         self.settle_ticks = max(1, round(settle_s * fps))
-        self.engagers: dict[Side, Engager] | None = None
-        self.goal_by_side: dict[Side, dict[str, float]] | None = None
+        self.hold: dict[str, float] | None = None
         self.ticks = 0
+        self.engaged = False  # the followers were commanded the target pose (the ramp is over)
         self._engaged_ticks = 0
 
-    @property
-    def engaged(self) -> bool:
-        """Whether both followers reached the target pose (as commanded)."""
-        return self.engagers is not None and all(e.engaged for e in self.engagers.values())
-
     def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
-        """One ramp step toward the target pose."""
-        state = observation.state()
-        target = split_action(_goal(self.target, state))
-        if self.engagers is None:
-            here = split_action(state)
-            self.engagers = {side: Engager(f"{side}_follower", self.safety, here[side]) for side in Side}
-        goals = {side: self.engagers[side].goal(target[side], self.period_s) for side in Side}
+        """The target pose (joints the dataset does not drive hold where they were)."""
+        if self.hold is None:
+            self.hold = observation.state()
+        # The rig's transition state is that of the last tick's command.
+        if self.ticks > 0 and not self.in_transition():
+            self.engaged = True
         self.ticks += 1
         if self.engaged:
             self._engaged_ticks += 1
             if self._engaged_ticks >= self.settle_ticks:
                 self.on_done()
-        return {joint_key(side, j): goals[side][j] for side in Side for j in JOINT_NAMES}
+        return _goal(self.target, self.hold)

@@ -42,12 +42,11 @@ class SafetyConfig:
     # A gripper loaded above this (or in overload protection) is not commanded to close further:
     # it keeps its grasp without squeezing itself hot, percent of max torque.
     gripper_relief_load_percent: float = 35.0
-    # Teleop refuses to start while a leader and its follower differ by more than this, degrees...
-    start_max_diff_deg: float = 10.0
-    # ...and instead ramps the follower to the leader at this speed, degrees per second.
+    # Whenever the source of the goals changes (teleop engages, a hold ends, a policy takes charge or
+    # resumes after starving, a replay starts), the followers move from where they are to the new goal
+    # at no more than this, degrees per second (the gripper: percent of its range per second); the
+    # normal caps apply once the goal is reached. Going to rest uses it too.
     ramp_speed_deg_s: float = 30.0
-    # Once within this of the leader everywhere, the follower is engaged, degrees.
-    engage_within_deg: float = 2.0
     # What the followers do when the session ends.
     on_exit: ExitMode = ExitMode.REST_THEN_RELEASE
 
@@ -58,7 +57,6 @@ class SafetyConfig:
             "max_gripper_step_percent",
             "max_velocity_deg_s",
             "ramp_speed_deg_s",
-            "engage_within_deg",
             "load_hold_s",
             "max_load_percent",
             "gripper_relief_load_percent",
@@ -75,9 +73,4 @@ class SafetyConfig:
             raise ConfigError(
                 f"safety.hold_temperature_c={self.hold_temperature_c}, max_temperature_c={self.max_temperature_c}:"
                 " expected hold < max <= 80 (the STS3215 shuts down at 70 by default)"
-            )
-        if self.start_max_diff_deg < self.engage_within_deg:
-            raise ConfigError(
-                f"safety.start_max_diff_deg={self.start_max_diff_deg}: must be >= engage_within_deg"
-                f" ({self.engage_within_deg})"
             )

@@ -3,10 +3,22 @@
 Per command, in order:
 1. any NaN or infinite value: the whole command is refused and the last sent goal is kept;
 2. each joint is clamped into its calibrated range (minus a margin);
-3. each joint's change is capped per step (`max_step_deg`) and by speed (`max_velocity_deg_s`
-   times the time since the last command); the gripper by `max_gripper_step_percent` per step.
+3. during a transition (see below), each joint moves at most `ramp_speed_deg_s` times the tick
+   interval toward the request (the gripper: the same number in percent of its range);
+4. each joint's change is capped per step (`max_step_deg`) and by speed (`max_velocity_deg_s`
+   times the measured tick interval); the gripper by `max_gripper_step_percent` per step.
 Every intervention is reported as a `SafetyEvent`, so a recording or a dry run can say which frame
 and joint were clamped.
+
+Transitions: whenever the source of the goals changes (the first goals after connect, a hold
+ending, a policy taking charge or resuming after it starved, a replay starting), the goals may be
+far from where the follower is. `begin_transition` re-anchors the guard on the arm's pose and the
+requests are then ramped toward until one is reached; from the next command the normal caps apply.
+
+Time: the per-tick limits come from the interval between commands on the caller's clock (the
+control loop's tick starts), never floored, so the speed caps hold at any loop rate. The interval is
+bounded by the nominal period for the ramp (a late tick never makes a bigger ramp step) and by two
+periods for the velocity cap (a long gap, a hold, a pause, never allows one huge jump).
 """
 
 import math
@@ -18,7 +30,9 @@ from robot.joints import GRIPPER, JOINT_NAMES
 from robot.safety.config import SafetyConfig
 from robot.safety.limits import JointLimits
 
-_MIN_DT_S = 1.0 / 30.0
+# The longest gap the velocity cap converts into distance, in nominal periods: a tick after a skipped
+# deadline may cover two periods' worth; a pause of seconds may not cover seconds' worth at once.
+_MAX_GAP_PERIODS = 2.0
 
 
 class Intervention(StrEnum):
@@ -26,6 +40,7 @@ class Intervention(StrEnum):
 
     NON_FINITE = "non_finite"
     LIMIT = "limit"
+    RAMP = "ramp"  # a transition: the goal is approached at ramp_speed_deg_s
     STEP = "step"
     VELOCITY = "velocity"
     RELIEF = "relief"  # a squeezing gripper kept from closing further (the rig's gripper relief)
@@ -51,7 +66,10 @@ class GuardResult:
 
 
 class ActionGuard:
-    """Filters one follower's goals. Stateful (remembers the last goal sent); one per arm."""
+    """Filters one follower's goals. Stateful (the last goal sent, a transition); one per arm.
+
+    A new guard starts in a transition ("connect"): the first source to drive the arm is ramped to.
+    """
 
     def __init__(self, arm: str, limits: JointLimits, config: SafetyConfig, start: Mapping[str, float]) -> None:
         self.arm = arm
@@ -59,14 +77,31 @@ class ActionGuard:
         self.config = config
         self.last_sent = {j: limits.clamp(j, float(start[j])) for j in JOINT_NAMES}
         self._last_time_s: float | None = None
+        self.transition: str | None = "connect"  # why the goals are being ramped to; None: normal caps
+        self.transitions = 1  # how many transitions began (the connect's among them)
 
     def reset(self, positions: Mapping[str, float], now_s: float | None = None) -> None:
-        """Re-anchor on the arm's actual positions (after a hold, a ramp, or a reconnect)."""
+        """Re-anchor on the arm's actual positions (after a hold, a ramp, a freeze)."""
         self.last_sent = {j: self.limits.clamp(j, float(positions[j])) for j in JOINT_NAMES}
         self._last_time_s = now_s
 
-    def filter(self, goal: Mapping[str, float], now_s: float) -> GuardResult:
-        """The goal that may be sent at `now_s` (monotonic seconds)."""
+    def begin_transition(self, reason: str, positions: Mapping[str, float] | None = None) -> None:
+        """The source of the goals changes: ramp from `positions` (default: the last goal sent)."""
+        if positions is not None:
+            self.reset(positions, self._last_time_s)
+        self.transition = reason
+        self.transitions += 1
+
+    @property
+    def in_transition(self) -> bool:
+        """Whether the requests are being ramped to."""
+        return self.transition is not None
+
+    def filter(self, goal: Mapping[str, float], now_s: float, period_s: float) -> GuardResult:
+        """The goal that may be sent at `now_s` (seconds on the caller's monotonic clock).
+
+        `period_s`: the nominal tick interval of the caller's loop (it bounds the measured one).
+        """
         events: list[SafetyEvent] = []
         requested = {j: float(goal.get(j, self.last_sent[j])) for j in JOINT_NAMES}
         bad = [j for j, v in requested.items() if not math.isfinite(v)]
@@ -77,8 +112,11 @@ class ActionGuard:
                 )
             self._last_time_s = now_s
             return GuardResult(dict(self.last_sent), tuple(events))
-        dt = self._elapsed(now_s)
+        elapsed_s = period_s if self._last_time_s is None else max(0.0, now_s - self._last_time_s)
+        ramp_step = self.config.ramp_speed_deg_s * min(elapsed_s, period_s) if self.in_transition else math.inf
+        velocity_step = self.config.max_velocity_deg_s * min(elapsed_s, _MAX_GAP_PERIODS * period_s)
         sent: dict[str, float] = {}
+        reached = True  # every joint got its (range-clamped) request
         for joint in JOINT_NAMES:
             value = requested[joint]
             limited = self.limits.clamp(joint, value)
@@ -88,26 +126,23 @@ class ActionGuard:
             if joint == GRIPPER:
                 # A hand snaps a leader gripper shut faster than any arm joint moves; only a
                 # per-step cap of its own applies (a jaw closing fast is not a flailing arm).
-                cap, kind = self.config.max_gripper_step_percent, Intervention.STEP
+                caps = ((ramp_step, Intervention.RAMP), (self.config.max_gripper_step_percent, Intervention.STEP))
             else:
-                step_cap = self.config.max_step_deg
-                velocity_cap = self.config.max_velocity_deg_s * dt
-                cap, kind = (
-                    (step_cap, Intervention.STEP) if step_cap <= velocity_cap else (velocity_cap, Intervention.VELOCITY)
+                caps = (
+                    (ramp_step, Intervention.RAMP),
+                    (self.config.max_step_deg, Intervention.STEP),
+                    (velocity_step, Intervention.VELOCITY),
                 )
+            cap, kind = min(caps, key=lambda c: c[0])
             delta = limited - previous
             if abs(delta) > cap:
                 capped = previous + math.copysign(cap, delta)
                 events.append(SafetyEvent(self.arm, joint, kind, value, capped))
                 limited = capped
+                reached = False
             sent[joint] = limited
+        if self.in_transition and reached:
+            self.transition = None  # the request was reached: the normal caps apply from the next command
         self.last_sent = sent
         self._last_time_s = now_s
         return GuardResult(dict(sent), tuple(events))
-
-    def _elapsed(self, now_s: float) -> float:
-        if self._last_time_s is None:
-            return _MIN_DT_S
-        # At least one 30 Hz period (a command may always move that much), and at most two: a
-        # long gap (a hold, a pause) must not allow one huge jump.
-        return min(max(now_s - self._last_time_s, _MIN_DT_S), 2 * _MIN_DT_S)

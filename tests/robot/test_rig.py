@@ -4,6 +4,7 @@ import math
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from robot.config import CalibrationConfig, RigConfig
@@ -43,6 +44,16 @@ def rig_setup(tmp_path, live_model):
             return BimanualRig(config, ports)
 
         yield make
+
+
+def engage(rig: BimanualRig) -> None:
+    """End the connect transition by commanding the pose the followers are in (the normal caps apply after)."""
+    for _ in range(100):
+        rig.act(rig.observe().state())
+        if not rig.in_transition:
+            return
+        time.sleep(1 / 30)
+    raise AssertionError("the connect transition did not end on a still arm")
 
 
 def torque(model, arm):
@@ -88,6 +99,8 @@ def test_nan_never_reaches_the_bus(live_model, rig_setup):
 
 def test_out_of_range_goal_is_clamped_and_nothing_beyond_is_sent(live_model, rig_setup):
     with rig_setup(max_step_deg=400, max_velocity_deg_s=1e5) as rig:
+        engage(rig)
+        time.sleep(1 / 30)
         action = rig.observe().state() | {"left_shoulder_lift.pos": 300.0}
         rig.act(action)
         cal = rig.follower(Side.LEFT).device.bus.calibration
@@ -97,13 +110,15 @@ def test_out_of_range_goal_is_clamped_and_nothing_beyond_is_sent(live_model, rig
 
 def test_a_jump_is_spread_over_ticks(rig_setup):
     with rig_setup(max_step_deg=5.0) as rig:
+        engage(rig)
+        time.sleep(1 / 30)
         start = rig.observe().state()["right_wrist_flex.pos"]
         sent = rig.act(rig.observe().state() | {"right_wrist_flex.pos": start + 40.0})
         assert sent["right_wrist_flex.pos"] == pytest.approx(start + 5.0, abs=0.1)
 
 
-def test_estop_freezes_then_rests_and_releases(live_model, rig_setup):
-    rig = rig_setup()
+def test_estop_freezes_with_torque_on_and_nothing_moves_after_it(live_model, rig_setup):
+    rig = rig_setup()  # on_exit defaults to rest_then_release: an e-stop overrides it
     rig.connect()
     start = rig.observe().state()
     target = dict(start)
@@ -114,13 +129,80 @@ def test_estop_freezes_then_rests_and_releases(live_model, rig_setup):
     rig.estop()
     with pytest.raises(SafetyStopError, match="e-stop"):
         rig.act(target)
+    frozen = {arm: goals(live_model, arm) for arm in ("left_follower", "right_follower")}
     with pytest.raises(SafetyStopError):
         rig.act(target)  # stays stopped
     rig.disconnect()
-    assert torque(live_model, "left_follower") == [False] * 6
-    back = live_model.arms["left_follower"].motor("elbow_flex")
-    rest_steps = goals(live_model, "left_follower")[JOINT_NAMES.index("elbow_flex")]
-    assert abs(back.present_position() - rest_steps) < 15  # it went back to its start pose first
+    for arm, at_freeze in frozen.items():
+        assert torque(live_model, arm) == [True] * 6, arm  # held where it froze, through the exit
+        assert goals(live_model, arm) == at_freeze, arm  # no goal changed after the e-stop tick
+    assert torque(live_model, "left_leader") == [False] * 6
+
+
+def test_a_failed_bus_on_the_way_to_rest_stops_only_its_own_arm(live_model, rig_setup):
+    rig = rig_setup()
+    rig.connect()
+    engage(rig)
+    moved = rig.observe().state()
+    moved["left_elbow_flex.pos"] += 10.0
+    moved["right_elbow_flex.pos"] += 10.0
+    for _ in range(30):
+        rig.act(moved)
+        time.sleep(1 / 30)
+    live_model.buses["right_follower"].motor(2).unplug(None, live_model.clock())
+    rig.disconnect()  # rest_then_release
+    assert torque(live_model, "left_follower") == [False] * 6  # the healthy arm rested, then let go
+    right = torque(live_model, "right_follower")
+    assert right[0] and all(right[2:]), right  # the failed arm keeps torque (it would fall)
+    elbow = JOINT_NAMES.index("elbow_flex")
+    left_rest = live_model.arms["left_follower"].motor("elbow_flex").present_position()
+    assert abs(left_rest - goals(live_model, "left_follower")[elbow]) < 15  # it reached its start pose
+
+
+def test_a_hold_released_toward_a_far_goal_ramps_to_it(live_model, rig_setup):
+    """The watchdog holds; meanwhile the source's goal moved 60 degrees: the release ramps, never jumps."""
+    with rig_setup() as rig:
+        engage(rig)
+        state = rig.observe().state()
+        motor = live_model.buses["left_follower"].motor(2)
+        motor.set_temperature(58.0)
+        period = 1 / 30
+        now = time.monotonic()
+        far = dict(state)
+        here = state["left_shoulder_lift.pos"]
+        far["left_shoulder_lift.pos"] = here + (60.0 if here < 0 else -60.0)  # toward the middle of its range
+        assert rig.guards[Side.LEFT].limits.contains("shoulder_lift", far["left_shoulder_lift.pos"])
+        lift = JOINT_NAMES.index("shoulder_lift")
+
+        def tick(goal: dict) -> None:
+            nonlocal now
+            now += period
+            time.sleep(max(0.0, now - time.monotonic()))
+            rig.observe()
+            rig.act(goal, now_s=now, period_s=period)
+
+        for _ in range(100):  # until the status poll finds the warm motor and the watchdog holds
+            tick(state)
+            if rig.counters.held_ticks:
+                break
+        seen = [goals(live_model, "left_follower")[lift]]
+        for _ in range(10):
+            tick(far)  # the source moves on while the arms hold
+            seen.append(goals(live_model, "left_follower")[lift])
+        motor.set_temperature(40.0)
+        released = False
+        for _ in range(400):
+            tick(far)
+            seen.append(goals(live_model, "left_follower")[lift])
+            released = released or rig.in_transition
+            if released and not rig.in_transition:
+                break
+        assert rig.counters.held_ticks > 0
+        assert not rig.in_transition, "the ramp never reached the goal"
+        steps = np.abs(np.diff(np.array(seen)))
+        one_tick = rig.safety.ramp_speed_deg_s * period * 4095 / 360  # encoder steps
+        assert steps.max() <= one_tick + 1  # plus one count of rounding
+        assert abs(seen[-1] - seen[0]) > 50 * 4095 / 360  # and it did travel (about 60 degrees)
 
 
 def test_watchdog_rests_on_the_emulators_overheating_scenario(live_model, rig_setup):
@@ -154,7 +236,9 @@ def test_watchdog_holds_a_warm_arm(live_model, rig_setup):
         assert rig.act(moved)["left_shoulder_pan.pos"] == pytest.approx(state["left_shoulder_pan.pos"], abs=0.2)
         assert rig.counters.held_ticks == 2  # still held: the poll that finds it cool comes after the goals
         rig.observe()
-        assert rig.act(moved)["left_shoulder_pan.pos"] > state["left_shoulder_pan.pos"] + 1.0
+        released = rig.act(moved)["left_shoulder_pan.pos"] - state["left_shoulder_pan.pos"]
+        assert 0.5 < released <= rig.safety.ramp_speed_deg_s / 30 + 0.1  # a hold's end is a transition: ramped
+        assert rig.in_transition
 
 
 def test_exit_can_hold_torque(live_model, rig_setup):
@@ -217,6 +301,7 @@ def test_a_gripper_closing_fast_in_free_air_is_not_relieved(rig_setup):
     # fast close would stop half-way (the floor holds until the command opens again). Several open and
     # close cycles, so that health polls (every 0.5 s) land during closes.
     with rig_setup() as rig:
+        engage(rig)
         goal = dict(rig.observe().state())
         grippers = [key for key in goal if key.endswith("gripper.pos")]
         after_close = []

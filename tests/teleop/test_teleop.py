@@ -49,10 +49,12 @@ def test_a_far_leader_is_ramped_to_not_jumped_to(rig_and_model):
     loop = ControlLoop(rig, source, hooks=[recorder])
     loop.run(duration_s=4.0)
     lift = np.array([s["left_shoulder_lift.pos"] for s in recorder.sent])
-    assert source.engagers[Side.LEFT].initial_difference_deg > rig.safety.start_max_diff_deg
-    steps = np.abs(np.diff(lift))
-    # A ramp, not a jump (the last step lands on the leader once within engage_within_deg).
-    assert steps.max() <= max(rig.safety.ramp_speed_deg_s / 30, rig.safety.engage_within_deg) + 0.2
+    start = rig.rest_pose[Side.LEFT]["shoulder_lift"]
+    assert abs(lift[-1] - start) > 40  # the leader was far
+    steps = np.abs(np.diff([start, *lift]))
+    # A ramp, not a jump, until the leader is reached (then it follows the leader's own small moves).
+    engaged_at = next(i for i, s in enumerate(recorder.sent) if abs(s["left_shoulder_lift.pos"] - lift[-1]) < 0.5)
+    assert steps[: engaged_at + 1].max() <= rig.safety.ramp_speed_deg_s / 30 + 360 / 4095  # + one count
     assert (steps > 0.5).sum() > 30  # many small steps
     assert source.engaged  # and then it follows
     assert abs(lift[-1] - rig.observe().leader_action()["left_shoulder_lift.pos"]) < 2.0
@@ -70,7 +72,8 @@ def test_followers_track_the_folding_leaders_and_grippers_are_relieved(rig_and_m
     assert max(stats.max_abs_deg.values()) < 2.0
     assert rig.counters.gripper_reliefs > 0  # the cloth stopped the jaws; they were not kept squeezing
     assert rig.last_decision.verdict == 0  # and nothing made the session stop
-    assert not [e for e in rig.counters.events if e.kind not in ("limit", "relief")]
+    # Beyond limits and reliefs, only the start's ramp to the leaders intervened.
+    assert not [e for e in rig.counters.events if e.kind not in ("limit", "relief", "ramp")]
 
 
 @pytest.mark.slow
