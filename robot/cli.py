@@ -4,13 +4,22 @@ LeRobot's convention, with the rig file as the config: `--config_path=hardware_c
 loads the rig, dotted flags override it (`--rig.bus.read_deadline_ms=30`) and set the command's
 own options (`--arms=left_follower`). `--help` lists every field with its comment.
 
-Errors reach the user as one line that says what to do, never as a traceback.
+Errors reach the user as one line that says what to do, never as a traceback. Exit status, the
+same for every command (the shell's convention for a signal, as if it had killed us):
+
+    0      done
+    1      failed: the line on stderr says what, and what to do next
+    2      usage: the command line or the rig file is not valid (nothing ran)
+    128+n  stopped by signal n after the same safe exit as Ctrl-C (robot/signals.py):
+           130 Ctrl-C (SIGINT), 129 SIGHUP, 143 SIGTERM; twice in a row: e-stopped, exited at once
 """
 
 import logging
+import os
 import sys
 import tempfile
 from collections.abc import Callable
+from contextlib import nullcontext, suppress
 from pathlib import Path
 
 import draccus
@@ -18,8 +27,16 @@ import yaml
 
 from robot.config import DEFAULT_RIG_FILE
 from robot.errors import ConfigError, RobotError
+from robot.signals import SignalStop, StopSignals
 
 logger = logging.getLogger(__name__)
+EXIT_DONE = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2  # as argparse (draccus) exits for an unknown flag
+
+
+class UsageError(ConfigError):
+    """The command line or the rig file is not valid: nothing ran (exit status 2)."""
 
 
 def _split_config_path(argv: list[str]) -> tuple[Path, list[str]]:
@@ -52,7 +69,7 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     """Parse a command config whose `rig` field comes from `--config_path` (default: virtual rig).
 
     Raises:
-        ConfigError: the rig file is missing, not YAML, or holds a value that is not allowed.
+        UsageError: the rig file is missing, not YAML, or holds a value that is not allowed.
     """
     args = sys.argv[1:] if argv is None else argv
     path, rest = _split_config_path(args)
@@ -61,28 +78,61 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     try:
         rig = yaml.safe_load(path.read_text()) or {}
     except FileNotFoundError:
-        raise ConfigError(f"no rig file at {path}; see hardware_configs/README.md") from None
+        raise UsageError(f"no rig file at {path}; see hardware_configs/README.md") from None
     except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read rig file {path}: {e}") from e
+        raise UsageError(f"cannot read rig file {path}: {e}") from e
     if not isinstance(rig, dict):
-        raise ConfigError(f"{path}: expected a mapping of rig settings (see hardware_configs/README.md)")
+        raise UsageError(f"{path}: expected a mapping of rig settings (see hardware_configs/README.md)")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as wrapped:
         yaml.safe_dump({"rig": rig}, wrapped)
         wrapped.flush()
         try:
             return draccus.parse(config_cls, config_path=wrapped.name, args=rest)
         except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:
-            raise ConfigError(f"{path}: {_explain(e)}") from e
+            raise UsageError(f"{path}: {_explain(e)}") from e
 
 
-def run_command(main: Callable[[], int | None]) -> int:
-    """Run a command's body: typed errors become one clear line on stderr and exit status 1."""
+def run_command(main: Callable[[], int | None], stops: StopSignals | None = None) -> int:
+    """Run a command's body; returns its exit status (see the module docstring).
+
+    Typed errors become one clear line on stderr. With `stops`, SIGINT, SIGTERM and SIGHUP are
+    handled while the body runs (robot/signals.py); a command stopped by one exits 128 + its number,
+    unless it then failed (1). After an escalation (a second signal) the process exits here at once,
+    so nothing waits for the dataset writer: it finishes a save in progress on its own.
+    """
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    with stops if stops is not None else nullcontext():
+        code, failed = _run(main, stops)
+    if stops is not None and stops.exit_code is not None and not failed:
+        code = stops.exit_code
+    if stops is not None and stops.escalated:
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)  # no atexit: the writer process must not be waited for
+    return code
+
+
+def _run(main: Callable[[], int | None], stops: StopSignals | None) -> tuple[int, bool]:
+    """The body's status, and whether it failed with an error."""
     try:
-        return main() or 0
+        return main() or EXIT_DONE, False
+    except SignalStop as stop:
+        reason = stops.reason if stops is not None and stops.reason else str(stop)
+        _say(f"\nstopped by {reason}")
+        return 128 + stop.signum, False
     except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+        _say("\ninterrupted")
+        return 128 + 2, False
+    except UsageError as e:
+        _say(f"error: {e}")
+        return EXIT_USAGE, True
     except RobotError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        _say(f"error: {e}")
+        return EXIT_FAILED, True
+
+
+def _say(line: str) -> None:
+    """A line on stderr; a closed terminal or pipe is not an error of the command."""
+    with suppress(OSError):
+        print(line, file=sys.stderr)

@@ -79,3 +79,138 @@ class SimProcess:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+
+# --- a command as a terminal's foreground job, for stop signals -----------------------------------
+
+# Starts the script with SIGINT, SIGTERM and SIGHUP at their defaults (an ignored signal stays
+# ignored across exec, e.g. under nohup, and the command then rightly leaves it ignored).
+_DEFAULT_SIGNALS = (
+    "import os, signal, sys\n"
+    "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP): signal.signal(s, signal.SIG_DFL)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+class ForegroundJob:
+    """A console script in a process group of its own, as a shell runs a job; its output collected as it comes.
+
+    `terminal`: on a pseudo-terminal (live status lines, keys) instead of pipes. `signal_group` then
+    signals the whole group, as a terminal's Ctrl-C or hangup does.
+    """
+
+    def __init__(self, name: str, *args: str, terminal: bool = False, env: dict[str, str] | None = None) -> None:
+        import threading
+
+        command = [sys.executable, "-c", _DEFAULT_SIGNALS, script(name), *args]
+        environment = os.environ | {"PYTHONUNBUFFERED": "1", "COLUMNS": "200", "TERM": "xterm"} | (env or {})
+        self._master: int | None = None
+        if terminal:
+            import pty
+
+            self._master, slave = pty.openpty()
+            self.process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=environment,
+                                            start_new_session=True)  # fmt: skip
+            os.close(slave)
+            source = self._master
+        else:
+            pipe, merged = subprocess.PIPE, subprocess.STDOUT
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=pipe, stderr=merged,
+                                            env=environment, start_new_session=True)  # fmt: skip
+            source = self.process.stdout.fileno()
+        self.output = b""
+        self._reader = threading.Thread(target=self._read, args=(source,), daemon=True)
+        self._reader.start()
+
+    def _read(self, fd: int) -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.output += chunk
+
+    @property
+    def text(self) -> str:
+        """Everything it printed so far."""
+        return self.output.decode(errors="replace")
+
+    def wait_for(self, text: str, timeout_s: float = 180.0) -> None:
+        """Until `text` appears in the output (raises with the output's tail if it does not, or if the job ends)."""
+        self.wait_until(lambda: text.encode() in self.output, timeout_s, repr(text))
+
+    def wait_until(self, predicate, timeout_s: float, what: str) -> None:
+        """Poll `predicate` while the job runs (raises with the output's tail after `timeout_s`, or if it ends)."""
+        deadline = time.monotonic() + timeout_s
+        while not predicate():
+            if self.process.poll() is not None:
+                self._reader.join(timeout=5)
+                if predicate():
+                    return
+                raise AssertionError(f"exited ({self.process.returncode}) before {what}:\n{self.text[-3000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {what} within {timeout_s:.0f} s:\n{self.text[-3000:]}")
+            time.sleep(0.05)
+
+    def signal_group(self, signum: int) -> None:
+        """Send `signum` to the job's whole process group."""
+        os.killpg(self.process.pid, signum)
+
+    def children(self) -> list[int]:
+        """The pids whose parent is the job."""
+        return [pid for pid, parent in _parents().items() if parent == self.process.pid]
+
+    def finish(self, timeout_s: float = 180.0) -> int:
+        """Wait for the exit (killing the group after `timeout_s`); returns the exit status."""
+        try:
+            code = self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"still running {timeout_s:.0f} s later:\n{self.text[-3000:]}") from None
+        self._reader.join(timeout=5)
+        if self._master is not None:
+            os.close(self._master)
+            self._master = None
+        return code
+
+    def kill(self) -> None:
+        """SIGKILL the group if it still runs, and close its terminal (cleanup, also after a failure)."""
+        import contextlib
+
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, 9)
+            self.process.wait(timeout=30)
+        if self._master is not None:
+            os.close(self._master)
+            self._master = None
+
+
+def _parents() -> dict[int, int]:
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    return parents
+
+
+def process_state(pid: int) -> str | None:
+    """A process's state letter (R, S, T for stopped, Z...), None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def wait_until(predicate, timeout_s: float, what: str) -> None:
+    """Poll `predicate` until it holds (raises AssertionError naming `what` after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(0.05)

@@ -1,4 +1,4 @@
-"""Bad input to the commands: a short, clear error line and exit status 1, never a traceback."""
+"""Bad input to the commands: a short, clear error line and exit status 1 (2: a bad rig file), never a traceback."""
 
 import json
 import os
@@ -20,8 +20,8 @@ def real_rig_file(tmp_path: Path, **ports: str) -> Path:
     return path
 
 
-def assert_clean_failure(result, *fragments: str) -> None:
-    assert result.returncode == 1, result.stdout + result.stderr
+def assert_clean_failure(result, *fragments: str, code: int = 1) -> None:
+    assert result.returncode == code, result.stdout + result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     for fragment in fragments:
         assert fragment in result.stderr + result.stdout, (fragment, result.stderr, result.stdout)
@@ -47,7 +47,7 @@ def test_a_port_that_is_not_a_servo_bus(tmp_path):
 def test_bad_rig_file(tmp_path):
     path = tmp_path / "rig.yaml"
     path.write_text("id: x\nbus: {read_deadline_ms: fast}\nvirtual: {}\n")
-    assert_clean_failure(run("so101-doctor", f"--config_path={path}"), "error:", "read_deadline_ms")
+    assert_clean_failure(run("so101-doctor", f"--config_path={path}"), "error:", "read_deadline_ms", code=2)  # usage
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ LeRobot's baseline); when no action is ready the arms hold their last commanded 
 layer is always on, and a NaN from the policy ends the episode before anything reaches the bus.
 Rollouts are recorded into an evaluation dataset with the demonstrations' features; per-tick
 inference facts (chunk id, latency, queue depth, starved tick) are kept beside it, where training
-never looks. Keys: →/n end the episode, q stop and save, e e-stop. Judge the rollouts with
-`so101-judge --dataset.root=<folder>`.
+never looks. Keys: →/n end the episode, q stop and save, e e-stop. Ctrl-C, SIGTERM and SIGHUP stop as
+so101-record does (README, "Stopping"). Judge the rollouts with `so101-judge --dataset.root=<folder>`.
 """
 
 import sys
@@ -37,6 +37,7 @@ from robot.control_loop import ControlLoop, Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
+from robot.signals import StopSignals
 from teleop.commands.record import DatasetConfig, card_table, describe_open, describe_saves
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
 from teleop.gesture import GestureConfig, GestureDetector
@@ -163,20 +164,21 @@ def inference_status(source: PolicySource) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-deploy."""
+    stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops, a save in progress completes
 
     def body() -> int:
         config = parse_command(DeployConfig, argv)
         console = Console()
         try:
-            return _deploy(config, console)
+            return _deploy(config, console, stops)
         except (PolicyError, InferenceError) as e:
             console.print(f"[bold red]error:[/] {e}")
             return 1
 
-    return run_command(body)
+    return run_command(body, stops)
 
 
-def _deploy(config: DeployConfig, console: Console) -> int:
+def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     checked = check_checkpoint(config, console)
     folder = config.dataset.folder()
     cameras = tuple((c.name, c.height, c.width) for c in config.rig.cameras)
@@ -199,7 +201,11 @@ def _deploy(config: DeployConfig, console: Console) -> int:
     source: PolicySource | None = None
     try:
         predictor = load_predictor(config, checked, console)
-        with rig_ports(config.rig) as found, BimanualRig(config.rig, found.ports) as rig, KeyReader() as keys:
+        with (
+            rig_ports(config.rig) as found,
+            stops.rig(BimanualRig(config.rig, found.ports)) as rig,
+            KeyReader() as keys,
+        ):
             warmup = None
             if config.engine.kind is EngineKind.ENSEMBLE:
                 warmup = policy_input(rig.observe(), config.session.task)
@@ -238,13 +244,15 @@ def _deploy(config: DeployConfig, console: Console) -> int:
             session.stop_loop = loop.stop
             try:
                 policy_failed = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
-                stopped_by = run_session(loop, session, status, {InferenceError: policy_failed})
+                stopped_by = run_session(loop, session, status, {InferenceError: policy_failed}, stops=stops)
             finally:
                 source.close()
-            session.wait_for_save()
+            with stops.finishing():
+                session.wait_for_save()
     finally:
         if config.record:
-            writer.close()
+            with stops.finishing():  # a second signal leaves a save in progress to the writer process
+                writer.close()
     summary = _summary(source)
     if session is not None:
         console.print(card_table(session.cards))

@@ -18,7 +18,10 @@ rig file, eased in from where they are, `e` e-stops, `q` stops, Ctrl-C stops saf
 
 A dataset that does not fit the rig (one arm, other joint names, another fps) is refused with the
 difference named; --joint_map=left|right|'{json}' and --fps bridge it explicitly.
-Exit codes: 0 done, 1 an error (nothing moved after it), 130 interrupted (the report covers what ran).
+Ctrl-C, SIGTERM and SIGHUP stop the replay at the next tick (a second Ctrl-C or SIGTERM within 3 s
+e-stops the followers and exits at once, without a report). Exit codes: 0 done, 1 an error (nothing
+moved after it), 2 a bad option, 128+n stopped by signal n: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the
+report covers what ran).
 """
 
 import shlex
@@ -44,6 +47,7 @@ from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
+from robot.signals import StopSignals
 
 _SHORT_FLAGS = {"--live": "--target=live", "--fast": "--pace=fast"}
 DEFAULT_RIG_FPS = 30.0  # the rig's control rate when it has no cameras to take it from, Hz
@@ -190,20 +194,21 @@ def first_findings(report: Report, limit: int = 5) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-replay."""
     args = [_SHORT_FLAGS.get(a, a) for a in (sys.argv[1:] if argv is None else argv)]
+    stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops at its next tick, the report is written
 
     def body() -> int:
         config = parse_command(ReplayCommandConfig, args)
         console = Console()
         try:
-            return _replay(config, console, args)
+            return _replay(config, console, args, stops)
         except PolicyError as e:  # replay, checkpoint and contract errors: one line, no traceback
             print(f"error: {e}", file=sys.stderr)
             return 1
 
-    return run_command(body)
+    return run_command(body, stops)
 
 
-def _replay(config: ReplayCommandConfig, console: Console, args: list[str]) -> int:
+def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stops: StopSignals) -> int:
     target, pace = Target(config.target), config.resolved_pace
     if target is Target.VIRTUAL and not config.rig.is_virtual:
         raise ReplayOptionError(
@@ -228,18 +233,21 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str]) -> i
         + (f"; held joints: {', '.join(fit.held)}" if fit.held else "")
     )
     run = Replayer(plan, policy, task=config.policy.task, prime=config.policy.engine.prime,
-                   on_event=console.print).run()  # fmt: skip
+                   on_event=console.print, stops=stops).run()  # fmt: skip
     command = "so101-replay " + " ".join(shlex.quote(a) for a in args)
-    report = build_report(run, config.report.thresholds, stills=config.report.stills, command=command)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = config.report.dir or REPO_ROOT / "outputs" / "replay" / f"{dataset.root.name}-{stamp}"
-    html_path, json_path = write_report(report, Path(out))
+    with stops.finishing():  # a stop signal lets the report be written; a second one exits without it
+        report = build_report(run, config.report.thresholds, stills=config.report.stills, command=command)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        out = config.report.dir or REPO_ROOT / "outputs" / "replay" / f"{dataset.root.name}-{stamp}"
+        html_path, json_path = write_report(report, Path(out))
     console.print(summary_table(report))
     for line in first_findings(report):
         console.print(line)
     console.print(f"stopped by {run.stopped_by}; report: {html_path} (and {json_path.name})")
     for problem in report.problems:
         print(f"error: {problem}", file=sys.stderr)
+    if stops.exit_code is not None:
+        return stops.exit_code
     if run.stopped_by == "Ctrl-C":
         return 130
     return 1 if report.problems else 0

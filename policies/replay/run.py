@@ -9,8 +9,8 @@
         <── EpisodeRun: every tick (requested, sent, observed, timing, safety events)
 
 Nothing here decides what is good or bad: `analysis.py` reads the runs. A safety stop (e-stop,
-watchdog) ends the run; a policy error ends its episode; Ctrl-C ends the run. Each keeps what
-ran so far, so the report still covers it.
+watchdog) ends the run; a policy error ends its episode; Ctrl-C, SIGTERM or SIGHUP ends the run
+(the loop stops at its next tick). Each keeps what ran so far, so the report still covers it.
 """
 
 import logging
@@ -39,6 +39,7 @@ from robot.joints import JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
 from robot.safety.config import ExitMode
+from robot.signals import StopSignals
 from teleop.keys import Key, KeyReader
 
 logger = logging.getLogger(__name__)
@@ -75,12 +76,15 @@ class Replayer:
         task: str = "",
         prime: bool = True,
         on_event: Callable[[str], None] = logger.info,
+        stops: StopSignals | None = None,
     ) -> None:
         """A replay of `plan`; with `policy`, an open-loop policy run.
 
         `task` overrides the recorded task text; `prime` has the engine compute its first chunk
-        before each episode's loop.
+        before each episode's loop. `stops`: the command's stop signals (a signal stops the loop at
+        its next tick and ends the run; a second one e-stops the rig); None: none handled here.
         """
+        self.stops = stops if stops is not None else StopSignals()  # never entered: inert
         self.plan = plan
         self.policy = policy
         self.task = task
@@ -99,7 +103,7 @@ class Replayer:
             else:
                 self._run_rig(runs)
         except KeyboardInterrupt:
-            self.stopped_by = "Ctrl-C"
+            self.stopped_by = self.stops.reason or "Ctrl-C"
         finally:
             if self.policy is not None:
                 self.policy.close()
@@ -142,7 +146,7 @@ class Replayer:
         with rig_ports(plan.rig) as found:
             rig = BimanualRig(plan.rig, found.ports, with_leaders=False, with_cameras=False)
             live = plan.target is Target.LIVE
-            with rig, KeyReader() if live else nullcontext() as keys:
+            with self.stops.rig(rig), KeyReader() if live else nullcontext() as keys:
                 self._note_limits(rig)
                 if live and keys is not None and keys.enabled:
                     self.on_event("keys: e e-stop (freeze, then rest), q stop after this tick; Ctrl-C stops safely")
@@ -173,10 +177,12 @@ class Replayer:
         hooks = [KeyHook(keys, rig, lambda: loop.stop() if loop else None)] if keys is not None and keys.enabled else []
         loop = ControlLoop(rig, source, fps=fps, hooks=hooks, realtime_priority=self.plan.rig.realtime_priority)
         try:
-            loop.run(EASE_IN_TIMEOUT_S)
+            with self.stops.stopping(loop.stop):
+                loop.run(EASE_IN_TIMEOUT_S)
         except SafetyStopError as e:
-            raise ReplayError(f"the safety layer stopped the followers while easing in: {e}") from e
-        if hooks and hooks[0].quit:
+            if self.stops.signum is None:  # (else a second signal's e-stop)
+                raise ReplayError(f"the safety layer stopped the followers while easing in: {e}") from e
+        if (hooks and hooks[0].quit) or self.stops.signum is not None:
             raise KeyboardInterrupt
         if not source.engaged:
             raise ReplayError(
@@ -214,15 +220,18 @@ class Replayer:
             stopped_by = "done"
             start = time.monotonic()
             try:
-                if isinstance(source, PolicyReplaySource) and self.prime:
-                    source.prime(rig.observe())
-                loop.run()
+                with self.stops.stopping(done):
+                    if isinstance(source, PolicyReplaySource) and self.prime:
+                        source.prime(rig.observe())
+                    loop.run()
             except InferenceError as e:
                 stopped_by = f"policy error at frame {max(source.frame, 0)}: {e}"
             except SafetyStopError as e:
                 stopped_by = str(e)
             except KeyboardInterrupt:
-                stopped_by = self.stopped_by = "Ctrl-C"
+                stopped_by = self.stopped_by = self.stops.reason or "Ctrl-C"
+            if self.stops.reason is not None and (stopped_by == "done" or self.stops.escalated):
+                stopped_by = self.stopped_by = self.stops.reason  # the loop stopped at a signal
             wall_s = time.monotonic() - start
         if key_hook is not None and key_hook.quit:
             stopped_by = "q"

@@ -6,7 +6,7 @@
 
 Files are written where LeRobot's bimanual classes look for them (see hardware_configs/README.md),
 so `lerobot-record` and `lerobot-teleoperate` use the same calibration. A previous file is kept
-as `<name>.<date>.bak.json`.
+as `<name>.<date>.bak.json`. Ctrl-C, SIGTERM or SIGHUP stop it with the arm disconnected (exit 128+n).
 """
 
 import select
@@ -24,6 +24,7 @@ from robot.errors import ConfigError
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import ARM_NAMES, Role, Side
 from robot.rig_ports import rig_ports
+from robot.signals import StopSignals
 from robot.virtual.calibration_operator import VirtualCalibrationOperator
 
 
@@ -89,6 +90,7 @@ def _progress_table(arm: str, progress: RangeProgress) -> Table:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-calibrate."""
+    stops = StopSignals()  # a signal unwinds as Ctrl-C does: the arm in calibration is disconnected
 
     def body() -> int:
         config = parse_command(CalibrateConfig, argv)
@@ -110,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                         calibration = calibrate_arm(arm, operator, show)
                     arm.configure()
                 finally:
-                    arm.disconnect()
+                    with stops.finishing():  # a repeated SIGHUP must not cut the disconnect short
+                        arm.disconnect()
                 written.append((name, arm.calibration_file, calibration))
         summary = Table(title="calibration written")
         for column in ("arm", "joint", "homing_offset", "range_min", "range_max"):
@@ -123,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"{name}: {path}")
         return 0
 
-    return run_command(body)
+    return run_command(body, stops)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from robot.config_checks import reject_non_finite
 from robot.doctor import CheckRow, Status, run_checks
 from robot.errors import ConfigError
 from robot.rig_ports import rig_ports
+from robot.signals import StopSignals
 
 _STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
 
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"[bold red]{len(failed)} check(s) failed[/]: fix them before recording")
         return 1 if failed else 0
 
-    return run_command(body)
+    return run_command(body, StopSignals())  # a signal unwinds as Ctrl-C does: exit 128+n
 
 
 if __name__ == "__main__":

@@ -81,7 +81,12 @@ class VirtualRigProcess:
         # block the server in the middle of a reply.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
         env = {**os.environ, LAUNCHER_PID_ENV: str(os.getpid())}
-        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+        # A session of its own: a terminal's Ctrl-C or hangup reaches the command's whole process group,
+        # and the rig must outlive the signal long enough for the command's safe exit (rest, release).
+        # It still goes when the command goes (die_with_parent), or when stopped here.
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True
+        )
         stdout = self._process.stdout
         if stdout is None:
             raise VirtualRigStartError("no stdout pipe to the virtual rig process")

@@ -11,6 +11,9 @@ durable at once: a crash loses at most the episode in progress, and the next run
 After each episode a quality card is printed; an episode that fails the gates, or whose videos came out
 short (its save is rolled back), is recorded again. The summary counts only episodes whose save
 returned: what LeRobot loads from the folder; an episode whose save failed is named there.
+Ctrl-C, SIGTERM and SIGHUP (a dropped SSH link) stop it safely: the episode in progress is discarded, a
+save in progress completes, the followers exit per `rig.safety.on_exit`; a second Ctrl-C or SIGTERM within
+3 s e-stops and exits at once (the writer finishes the save). Exit status: README, "Stopping".
 The dataset trains with `lerobot-train --dataset.repo_id=me/fold_cloth --dataset.root=<folder>`.
 """
 
@@ -27,6 +30,7 @@ from robot.control_loop import ControlLoop
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
+from robot.signals import StopSignals
 from teleop.dataset.results import OpenReport
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
 from teleop.gesture import GestureConfig, GestureDetector
@@ -142,6 +146,7 @@ def card_table(cards: list[QualityCard]) -> Table:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-record."""
+    stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops, a save in progress completes
 
     def body() -> int:
         config = parse_command(RecordConfig, argv)
@@ -166,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                 if found.control is not None and config.virtual_operator != "idle":
                     with found.client() as client:
                         client.play(config.virtual_operator, loop=True)
-                with BimanualRig(config.rig, found.ports) as rig, KeyReader() as keys:
+                with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
                     source = LeaderSource(rig)
                     status = StatusLine(rig, console, fps=config.fps, hints=HINTS if keys.enabled else "Ctrl-C: stop")
                     session = RecordingSession(
@@ -194,10 +199,12 @@ def main(argv: list[str] | None = None) -> int:
                         realtime_priority=config.rig.realtime_priority,
                     )
                     session.stop_loop = loop.stop
-                    stopped_by = run_session(loop, session, status)
-                    session.wait_for_save()
+                    stopped_by = run_session(loop, session, status, stops=stops)
+                    with stops.finishing():
+                        session.wait_for_save()
         finally:
-            writer.close()
+            with stops.finishing():  # a second signal leaves a save in progress to the writer process
+                writer.close()
         console.print(card_table(session.cards))
         if session.save_failure is not None and stopped_by == "done":
             stopped_by = f"the failed save of episode {session.save_failure.index}"
@@ -207,13 +214,13 @@ def main(argv: list[str] | None = None) -> int:
         console.print(
             f"train with: lerobot-train --dataset.repo_id={config.dataset.repo_id} --dataset.root={folder} ..."
         )
-        if config.dataset.push_to_hub:
+        if config.dataset.push_to_hub and stops.signum is None:  # a stop signal means no upload either
             from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
             LeRobotDataset(config.dataset.repo_id, root=folder).push_to_hub()
         return 1 if session.save_failure is not None else 0  # fewer episodes than asked for
 
-    return run_command(body)
+    return run_command(body, stops)
 
 
 if __name__ == "__main__":

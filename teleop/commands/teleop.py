@@ -7,11 +7,12 @@
 Before following, each follower is compared with its leader; if they differ by more than
 `safety.start_max_diff_deg` the follower ramps to the leader instead of jumping. The status line
 shows the loop rate, period error, bus time, camera skew and motor temperatures. At the end the
-followers go to rest and release torque (or hold: `--rig.safety.on_exit=hold`).
+followers go to rest and release torque (or hold: `--rig.safety.on_exit=hold`). Ctrl-C, SIGTERM and
+SIGHUP (a dropped SSH link) all end it so; a second Ctrl-C or SIGTERM within 3 s e-stops instead
+(torque kept on where the followers are) and exits at once. Exit status: see robot/cli.py.
 """
 
 import json
-import signal
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from robot.control_loop import ControlLoop
 from robot.errors import ConfigError
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
+from robot.signals import StopSignals
 from teleop.leader_source import LeaderSource
 from teleop.status_line import StatusLine
 from teleop.tracking import TrackingHook
@@ -58,6 +60,7 @@ class TeleopConfig:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-teleop."""
+    stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops at its next tick, then the safe exit
 
     def body() -> int:
         config = parse_command(TeleopConfig, argv)
@@ -66,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             if found.control is not None and config.virtual_operator != "idle":
                 with found.client() as client:
                     client.play(config.virtual_operator, loop=True)
-            with BimanualRig(config.rig, found.ports) as rig:
+            with stops.rig(BimanualRig(config.rig, found.ports)) as rig:
                 source = LeaderSource(rig)
                 tracking = TrackingHook(skip_ticks=int(config.fps))  # judge tracking after a settling second
                 tracking.active = False
@@ -81,18 +84,20 @@ def main(argv: list[str] | None = None) -> int:
                 loop = ControlLoop(
                     rig, source, fps=config.fps, hooks=hooks, realtime_priority=config.rig.realtime_priority
                 )
-                signal.signal(signal.SIGTERM, lambda *_: loop.stop())
                 stopped_by = "duration" if config.duration_s else "Ctrl-C"
                 try:
-                    if config.json:
-                        stats = loop.run(config.duration_s or None)
-                    else:
-                        with status:
+                    with stops.stopping(loop.stop):
+                        if config.json:
                             stats = loop.run(config.duration_s or None)
-                except KeyboardInterrupt:
+                        else:
+                            with status:
+                                stats = loop.run(config.duration_s or None)
+                except KeyboardInterrupt:  # Ctrl-C where the handlers could not be installed (not the main thread)
                     stats, stopped_by = loop.timer.stats(), "Ctrl-C"
                 except SafetyStopError as e:
                     stats, stopped_by = loop.timer.stats(), str(e)
+                if stops.reason is not None and (stops.escalated or not stopped_by.startswith("followers")):
+                    stopped_by = stops.reason
                 track = tracking.stats()
                 summary = {
                     "stopped_by": stopped_by,
@@ -131,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 console.print(f"tracking: worst joint {joint} {worst:.2f} deg over {track.ticks} ticks")
         return 0 if not stopped_by.startswith("followers frozen") else 1
 
-    return run_command(body)
+    return run_command(body, stops)
 
 
 if __name__ == "__main__":

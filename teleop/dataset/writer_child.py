@@ -13,7 +13,10 @@ pipe, so the frames of an episode are always handled before the save or discard 
     a failure while recording                           -> ("error", DatasetError)  (episode lost)
 
 If the control process goes away (the pipe closes), the episode in progress is discarded and the
-process exits; a save already under way finishes first, so it is never torn by the parent's death.
+process exits; a save already under way finishes first, so it is never torn by the parent's death
+(its reply, with nobody left to read it, is dropped). The process runs in a session of its own and
+ignores SIGINT, SIGTERM and SIGHUP: a terminal's Ctrl-C or hangup reaches the control process's whole
+group, and a stop signal must never tear a commit. Only the control process ends it, over the pipe.
 """
 
 import ctypes
@@ -57,8 +60,11 @@ def run_writer(
     """
     if parent_end_fd is not None:
         os.close(parent_end_fd)
-    # Ctrl-C reaches the whole process group; the control process decides when the writer stops.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C and a hangup reach the terminal's whole process group, systemd's SIGTERM the whole unit:
+    # the control process decides when the writer stops (and if it dies, the pipe's end says so).
+    _leave_process_group()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     demotion = demote_this_process(spec.nice)  # before any encoder thread exists: they inherit it
     _LIBC.mallopt(_M_ARENA_MAX, 2)  # SVT-AV1's ~140 threads would each keep a malloc arena otherwise
     os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # no progress bars over the status line
@@ -73,11 +79,12 @@ def run_writer(
 
         dataset = DurableDataset.open(spec)
     except BaseException as error:  # every failure goes back to the caller
-        conn.send(("reply", 0, _portable(error)))
+        _send(conn, ("reply", 0, _portable(error)))
         ring.close()
         return
-    conn.send(("reply", 0, (dataset.report, demotion)))
     try:
+        if not _send(conn, ("reply", 0, (dataset.report, demotion))):
+            return
         _serve(dataset, conn, ring, free_slots)
     finally:
         dataset.close()
@@ -101,7 +108,8 @@ def _serve(dataset: "DurableDataset", conn: Connection, ring: FrameRing, free_sl
                     del images  # views into the slot, which is reused once freed
             except Exception as error:
                 failed = _portable(error)
-                conn.send(("error", failed))
+                if not _send(conn, ("error", failed)):
+                    return
             finally:
                 free_slots.release()
         elif kind == "begin":
@@ -110,7 +118,8 @@ def _serve(dataset: "DurableDataset", conn: Connection, ring: FrameRing, free_sl
                 dataset.begin_episode(message[1])
             except Exception as error:
                 failed = _portable(error)
-                conn.send(("error", failed))
+                if not _send(conn, ("error", failed)):
+                    return
         elif kind == "discard":
             failed = None
             dataset.discard_episode()
@@ -127,11 +136,30 @@ def _serve(dataset: "DurableDataset", conn: Connection, ring: FrameRing, free_sl
             except Exception:
                 logger.exception("reopening the dataset after a save failed; the next episode will retry")
             _LIBC.malloc_trim(0)  # hand the finished encoders' memory back: peak RSS stays flat
-            conn.send(("reply", message[1], outcome))
+            if not _send(conn, ("reply", message[1], outcome)):
+                return  # the episode is durable; nobody is left to tell
         elif kind == "close":
             dataset.close()
-            conn.send(("reply", message[1], None))
+            _send(conn, ("reply", message[1], None))
             return
+
+
+def _send(conn: Connection, message: tuple) -> bool:
+    """Send to the control process; False when it has gone away (the pipe is closed)."""
+    try:
+        conn.send(message)
+    except (BrokenPipeError, EOFError, OSError):
+        logger.warning("the recording process went away; what was saved stays saved, and this writer exits")
+        return False
+    return True
+
+
+def _leave_process_group() -> None:
+    """Run in a session of our own (no controlling terminal, no group signals from it)."""
+    try:
+        os.setsid()
+    except OSError:  # already a session or group leader (a spawned writer run by hand)
+        logger.debug("the dataset writer keeps its process group")
 
 
 def _save(dataset: "DurableDataset", quality_json: str) -> object:
