@@ -11,7 +11,6 @@ a thread turns bytes into `Key`s the control loop polls once per tick:
 """
 
 import contextlib
-import contextlib
 import logging
 import os
 import queue
@@ -98,7 +97,6 @@ class KeyReader:
             self._thread.join(timeout=1.0)
         if self._saved is not None:
             with contextlib.suppress(termios.error, OSError, ValueError):  # hung up (SIGHUP): nothing to restore
-                with contextlib.suppress(termios.error, OSError, ValueError):  # hung up (SIGHUP): nothing to restore
                 termios.tcsetattr(self._stream.fileno(), termios.TCSADRAIN, self._saved)
             self._saved = None
 
