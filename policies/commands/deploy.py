@@ -214,8 +214,13 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
             if choice.notice:
                 console.print(f"[yellow]{choice.notice}")
             console.print(f"engine: {choice.kind}")
-            source = PolicySource(choice.engine, task=config.session.task)
-            rollout = RolloutSource(source, in_charge=lambda now: session is not None and session.in_progress(now))
+            # Taking charge, resuming after starving and handing back to a hold ramp (the rig's transitions).
+            source = PolicySource(choice.engine, task=config.session.task, on_transition=rig.begin_transition)
+            rollout = RolloutSource(
+                source,
+                in_charge=lambda now: session is not None and session.in_progress(now),
+                on_transition=rig.begin_transition,
+            )
             status = StatusLine(rig, console, fps=config.fps, hints=HINTS if keys.enabled else "Ctrl-C: stop")
             session = RecordingSession(
                 rig,

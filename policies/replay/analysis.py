@@ -135,6 +135,7 @@ class EpisodeFindings:
     frames_replayed: int
     stopped_by: str
     ease_in_ticks: int
+    ease_in_max_step_deg: float  # its largest per-tick goal change (the transition ramp bounds it)
     safety_events: tuple[FrameEvent, ...]
     limit_hits: tuple[FrameEvent, ...]
     spikes: tuple[Spike, ...]
@@ -299,6 +300,7 @@ def analyse(replay: ReplayRun, run: EpisodeRun, thresholds: Thresholds) -> Episo
         frames_replayed=len(frames),
         stopped_by=run.stopped_by,
         ease_in_ticks=run.ease_in_ticks,
+        ease_in_max_step_deg=run.ease_in_max_step_deg,
         safety_events=trace.events,
         limit_hits=tuple(e for e in trace.events if e.kind == "limit"),
         spikes=tuple(motion_spikes(trace.requested, frames, fps, thresholds)),

@@ -60,7 +60,8 @@ def _summary_rows(report: Report) -> list[list[object]]:
 def _episode(item: EpisodeReport, report: Report) -> str:
     f: EpisodeFindings = item.findings
     parts = [f"<h2>Episode {f.episode}</h2>", f'<p class="note">task: {escape(f.task)}; stopped by: '
-             f"{escape(f.stopped_by)}; ease-in ticks: {f.ease_in_ticks}; loop {f.achieved_hz:.2f} Hz on its clock,"
+             f"{escape(f.stopped_by)}; ease-in ticks: {f.ease_in_ticks} (largest step {f.ease_in_max_step_deg:.2f}°);"
+             f" loop {f.achieved_hz:.2f} Hz on its clock,"
              f" {f.replay_speed:.2f}× real time</p>"]  # fmt: skip
     if f.sent_vs_recorded_max_abs is not None:
         line = f"largest |sent − recorded| {f.sent_vs_recorded_max_abs:.4g}"

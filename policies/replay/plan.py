@@ -54,6 +54,7 @@ class EpisodeRun:
     wall_s: float  # real time the episode's loop took, s
     engine: EngineStats | None  # policy runs: the engine's counters for this episode
     arm_commands: dict[str, np.ndarray] | None  # dry arms: every goal each arm received, (m, 6) per arm
+    ease_in_max_step_deg: float = 0.0  # the ease-in's largest per-tick goal change of a body joint, degrees
 
     @property
     def complete(self) -> bool:

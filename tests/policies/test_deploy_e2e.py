@@ -22,6 +22,26 @@ ENCODER_STEP = 360 / 4095 + 1e-4  # a goal in degrees becomes whole encoder step
 GRIPPERS = np.array(["gripper" in key for key in BIMANUAL_KEYS])
 MAX_BODY_STEP = 300.0 * 2 / 30  # velocity cap times the longest gap it allows (two periods), degrees
 MAX_GRIPPER_STEP = 25.0  # per-step gripper cap, percent
+RAMP_STEP = 30.0 / 30  # safety.ramp_speed_deg_s / fps: a transition's largest step, degrees
+
+
+def check_take_over_ramp(facts: dict, episode: int) -> None:
+    """The policy taking charge is a transition: a ramp from the pose, at most RAMP_STEP a tick, until reached."""
+    state = np.array([facts[f"state.{key}"] for key in BIMANUAL_KEYS]).T
+    requested = np.array([facts[f"policy.{key}"] for key in BIMANUAL_KEYS]).T
+    sent = np.array([facts[f"action.{key}"] for key in BIMANUAL_KEYS]).T
+    ramp_bits = (np.array(facts["safety.ramp_mask"], dtype=np.int64)[:, None] >> np.arange(len(BIMANUAL_KEYS))) & 1
+    if episode == 0:  # the tiny policy's first action is far from the virtual rig's start pose
+        assert np.abs(requested[0] - state[0])[~GRIPPERS].max() >= 60.0
+    for side in ("left", "right"):  # each follower's guard ramps, and ends its ramp, on its own
+        body = np.array([key.startswith(side) and "gripper" not in key for key in BIMANUAL_KEYS])
+        ramping = ramp_bits[:, body].any(axis=1)
+        assert ramping[0], f"{side}: the first frame of a rollout is the policy taking charge"
+        end = int(np.argmin(ramping)) if not ramping.all() else len(ramping) - 1  # the first frame past it
+        # Recording starts at the tick after the policy's first action (the second of the ramp).
+        assert np.abs(sent[0] - state[0])[body].max() <= 2 * RAMP_STEP + 2 * ENCODER_STEP
+        steps = np.abs(np.diff(sent[: end + 1], axis=0))[:, body]
+        assert steps.max() <= RAMP_STEP + ENCODER_STEP, f"{side}: a step beyond the ramp"  # + one count
 
 
 def deploy_args(tmp_path: Path, checkpoint: Path, *extra: str) -> list[str]:
@@ -59,6 +79,7 @@ def check_rollouts(root: Path) -> None:
         sent = np.array([facts[f"action.{key}"] for key in BIMANUAL_KEYS]).T
         assert np.isfinite(requested).all()
         assert np.isfinite(sent).all()
+        check_take_over_ramp(facts, episode)
         # Sent = the policy's request after the safety layer: exactly the request (to one encoder step)
         # wherever the layer did not intervene, and a bounded step from the last goal where it did.
         mask = np.array(facts["safety.changed_mask"], dtype=np.int64)

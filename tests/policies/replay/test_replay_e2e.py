@@ -319,3 +319,27 @@ def test_the_virtual_followers_track_the_recorded_actions(tmp_path: Path, record
                 assert tracking["max_abs"][key] == pytest.approx(lag[fresh, column].max(), abs=1e-4)
         assert settled > 0  # some goals hold still (a wrist roll, a gripper before the grasp)
     assert virtual.report["summary"]["tracking_worst_deg"] is not None
+
+
+@pytest.mark.slow
+def test_a_live_replay_starting_60_degrees_away_ramps_to_its_first_action(tmp_path: Path, recording: Recording):
+    """Episode 1 moved 60 degrees on one joint: the virtual followers ease in at the ramp speed, no faster."""
+    root = tmp_path / "dataset"
+    shutil.copytree(recording.root, root)
+    column = BIMANUAL_KEYS.index("left_elbow_flex.pos")
+    first = recorded_actions(recording.root, 1)[0, column]
+    offset = 60.0 if first < 0 else -60.0  # toward the middle of the joint's range
+
+    def shift(matrix: np.ndarray, episodes: np.ndarray, frames: np.ndarray) -> np.ndarray:
+        matrix[episodes == 1, column] += offset
+        return matrix
+
+    edit_column(root, "action", shift)
+    virtual = replay(recording, root, tmp_path / "report", "--dataset.episodes=1", "--target=virtual", timeout_s=240)
+    entry = episode(virtual.report, 1)
+    assert entry["stopped_by"] == "done"
+    fps = virtual.report["run"]["fps"]
+    ramp_step = 30.0 / fps  # the rig's safety.ramp_speed_deg_s at the replay's rate
+    assert entry["ease_in_ticks"] >= 55  # about 60 degrees at one degree a tick
+    assert entry["ease_in_max_step_deg"] <= ramp_step + 360 / 4095  # plus one count of rounding
+    assert trajectory(entry, "sent")[0, column] == pytest.approx(first + offset, abs=0.5)  # it got there first
