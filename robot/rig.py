@@ -321,11 +321,12 @@ class BimanualRig:
         Raises:
             SafetyStopError: after an e-stop or a watchdog REST verdict (the followers were frozen).
         """
+        if self._estop.is_set() and not self.frozen:
+            self.freeze("e-stop")
+        if self.frozen:
+            raise SafetyStopError(f"followers frozen: {self._stop_reason} (they keep torque where they are)")
         if self._stop_reason is not None:
             raise SafetyStopError(f"the rig is stopped ({self._stop_reason})")
-        if self._estop.is_set():
-            self.freeze("e-stop")
-            raise SafetyStopError("followers frozen: e-stop (they keep torque where they are)")
         decision = self.last_decision
         if decision.verdict is Verdict.REST:
             self._freeze(decision.reason)

@@ -99,3 +99,18 @@ def test_unreadable_calibration_file(sim):
     assert [(r["subject"], r["check"]) for r in failed] == [("left_leader", "calibration")]
     assert "not valid JSON" in failed[0]["detail"]
     assert "so101-calibrate" in failed[0]["next_step"]
+
+
+def test_release_without_a_terminal_asks_for_yes_and_touches_nothing(tmp_path):
+    import subprocess
+
+    from tests.commands_helpers import script
+
+    rig = real_rig_file(tmp_path)
+    result = subprocess.run(
+        [script("so101-release"), f"--config_path={rig}"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert_clean_failure(result, "no terminal to ask on", "--yes=true")
+    unknown = run("so101-release", f"--config_path={rig}", "--arms=left_fingers", "--yes=true")
+    assert_clean_failure(unknown, "left_fingers", "expected all, followers, leaders")

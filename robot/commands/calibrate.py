@@ -19,10 +19,10 @@ from rich.table import Table
 
 from robot.calibration import RangeProgress, calibrate_arm
 from robot.cli import parse_command, run_command
+from robot.commands.arm_selection import select_arms
 from robot.config import RigConfig
-from robot.errors import ConfigError
 from robot.feetech.so101_arm import SO101Arm
-from robot.joints import ARM_NAMES, Role, Side
+from robot.joints import Role, Side
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
 from robot.virtual.calibration_operator import VirtualCalibrationOperator
@@ -38,17 +38,7 @@ class CalibrateConfig:
 
     def selected(self) -> list[str]:
         """The arm names to calibrate, in a fixed order."""
-        present = self.rig.ports.by_arm()
-        if self.arms == "all":
-            return [a for a in ARM_NAMES if a in present]
-        wanted = [a.strip() for a in self.arms.split(",") if a.strip()]
-        unknown = [a for a in wanted if a not in ARM_NAMES]
-        if unknown:
-            raise ConfigError(f"arms={self.arms!r}: unknown {', '.join(unknown)}; expected names from {ARM_NAMES}")
-        absent = [a for a in wanted if a not in present]
-        if absent:
-            raise ConfigError(f"arms={self.arms!r}: the rig file has no port for {', '.join(absent)}")
-        return [a for a in ARM_NAMES if a in wanted]
+        return select_arms(self.rig, self.arms)
 
 
 class ConsoleOperator:

@@ -4,8 +4,9 @@
     so101-teleop --config_path=hardware_configs/so101_bimanual.yaml
     so101-teleop --duration_s=10 --json=true                      # a timed run with a JSON summary
 
-Before following, each follower is compared with its leader; if they differ by more than
-`safety.start_max_diff_deg` the follower ramps to the leader instead of jumping. The status line
+Each follower first ramps to its leader at `safety.ramp_speed_deg_s` (a change of the source of goals:
+the safety layer's transition rule), then follows it; a watchdog hold ending ramps the same way. Keys (a
+terminal): q stop, e e-stop (the followers freeze with torque on, through the exit). The status line
 shows the loop rate, period error, bus time, camera skew and motor temperatures. At the end the
 followers go to rest and release torque (or hold: `--rig.safety.on_exit=hold`). Ctrl-C, SIGTERM and
 SIGHUP (a dropped SSH link) all end it so; a second Ctrl-C or SIGTERM within 3 s e-stops instead
@@ -27,6 +28,7 @@ from robot.errors import ConfigError
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
+from teleop.keys import Key, KeyReader
 from teleop.leader_source import LeaderSource
 from teleop.status_line import StatusLine
 from teleop.tracking import TrackingHook
@@ -69,14 +71,21 @@ def main(argv: list[str] | None = None) -> int:
             if found.control is not None and config.virtual_operator != "idle":
                 with found.client() as client:
                     client.play(config.virtual_operator, loop=True)
-            with stops.rig(BimanualRig(config.rig, found.ports)) as rig:
+            with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
                 source = LeaderSource(rig)
                 tracking = TrackingHook(skip_ticks=int(config.fps))  # judge tracking after a settling second
                 tracking.active = False
-                status = StatusLine(rig, console, fps=config.fps, hints="Ctrl-C: stop safely")
+                hints = "q stop  e e-stop  Ctrl-C stop safely" if keys.enabled else "Ctrl-C: stop safely"
+                status = StatusLine(rig, console, fps=config.fps, hints=hints)
+                loop: ControlLoop | None = None
 
                 class EngageWatch:
                     def on_step(self, step: object) -> None:
+                        for key in keys.poll():
+                            if key is Key.ESTOP:
+                                rig.freeze("e-stop")  # now; the next tick's act ends the loop
+                            elif key is Key.STOP and loop is not None:
+                                loop.stop()
                         tracking.active = source.engaged
                         status.extra = "following" if source.engaged else "ramping to the leaders"
 

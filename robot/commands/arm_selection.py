@@ -1,0 +1,28 @@
+"""`--arms=...`: which of the rig's arms a command works on (so101-calibrate, so101-release)."""
+
+from robot.config import RigConfig
+from robot.errors import ConfigError
+from robot.joints import ARM_NAMES, Role
+
+
+def select_arms(rig: RigConfig, arms: str) -> list[str]:
+    """Arm names from `arms` ("all", "followers", "leaders", or comma-separated names), in a fixed order.
+
+    Raises:
+        ConfigError: an unknown name, or an arm the rig file has no port for.
+    """
+    present = rig.ports.by_arm()
+    groups = {"all": ARM_NAMES, "followers": tuple(a for a in ARM_NAMES if a.endswith(Role.FOLLOWER))}
+    groups["leaders"] = tuple(a for a in ARM_NAMES if a.endswith(Role.LEADER))
+    if arms in groups:
+        return [a for a in groups[arms] if a in present]
+    wanted = [a.strip() for a in arms.split(",") if a.strip()]
+    unknown = [a for a in wanted if a not in ARM_NAMES]
+    if unknown:
+        raise ConfigError(
+            f"arms={arms!r}: unknown {', '.join(unknown)}; expected all, followers, leaders or names from {ARM_NAMES}"
+        )
+    absent = [a for a in wanted if a not in present]
+    if absent:
+        raise ConfigError(f"arms={arms!r}: the rig file has no port for {', '.join(absent)}")
+    return [a for a in ARM_NAMES if a in wanted]
