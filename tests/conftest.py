@@ -40,3 +40,12 @@ def no_leftover_capture_threads():
             break
         time.sleep(0.05)
     assert not left, f"camera threads still running after the test: {left}"
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """How many in-test retries fired, and in which tests (tests/retries.py): the release note quotes it."""
+    from tests.retries import TALLY, summary_lines
+
+    terminalreporter.section("in-test retries")
+    for line in summary_lines(TALLY):
+        terminalreporter.write_line(line)

@@ -35,7 +35,7 @@ from policies.replay.sources import EaseInSource, PolicyReplaySource, RecordedAc
 from robot.control_loop import ControlLoop, Step
 from robot.dry_arm import DRY_PORT, DryArm, dry_arm_factory
 from robot.feetech.calibration_files import calibration_root
-from robot.joints import JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
 from robot.safety.config import ExitMode
@@ -63,6 +63,21 @@ class KeyHook:
             elif key is Key.STOP:
                 self.quit = True
                 self.stop()
+
+
+class EaseInSteps:
+    """The ease-in's largest per-tick change of a body joint's goal, degrees (the report shows it)."""
+
+    def __init__(self, rig: BimanualRig) -> None:
+        self.ticks = 0
+        self.max_step_deg = 0.0
+        self._body = [key for key in BIMANUAL_KEYS if not key.endswith("gripper.pos")]
+        self._last = {joint_key(side, j): v for side in Side for j, v in rig.guards[side].last_sent.items()}
+
+    def on_step(self, step: Step) -> None:
+        """Compare this tick's goals with the last tick's."""
+        self.max_step_deg = max(self.max_step_deg, max(abs(step.sent[k] - self._last[k]) for k in self._body))
+        self._last = dict(step.sent)
 
 
 class Replayer:
@@ -131,7 +146,12 @@ class Replayer:
             factory = dry_arm_factory(
                 calibrations, start_pose(states, actions), calibration_root(plan.rig.calibration.dir)
             )
-            with BimanualRig(config, ports, with_leaders=False, with_cameras=False, arm_factory=factory) as rig:
+            # The dry arms stand where the episode was recorded, mid-motion: what a live replay's arms do
+            # once its ease-in is over, so no connect ramp (nothing physical moves here).
+            rig = BimanualRig(
+                config, ports, with_leaders=False, with_cameras=False, arm_factory=factory, ramp_at_connect=False
+            )
+            with rig:
                 self._note_limits(rig)
                 run = self._episode(rig, data, actions, states, ease_in_ticks=0, realtime_priority=0)
                 commands = {arm.name: np.array([[c.goal[j] for j in JOINT_NAMES] for c in arm.log]).reshape(-1, 6)
@@ -154,8 +174,9 @@ class Replayer:
                     data = plan.dataset.load(index)
                     actions, states = plan.fit.actions(data), plan.fit.states(data)
                     self.on_event(f"episode {index}: easing the followers to its first action")
-                    ticks = self._ease_in(rig, actions[0], keys)
-                    run = self._episode(rig, data, actions, states, ticks, plan.rig.realtime_priority, keys)
+                    ease_in = self._ease_in(rig, actions[0], keys)
+                    run = self._episode(rig, data, actions, states, ease_in.ticks, plan.rig.realtime_priority, keys)
+                    run = replace(run, ease_in_max_step_deg=ease_in.max_step_deg)
                     runs.append(run)
                     if run.stopped_by != "done" and not run.stopped_by.startswith("policy"):
                         self.stopped_by = run.stopped_by
@@ -169,27 +190,35 @@ class Replayer:
 
     # --- phases ------------------------------------------------------------------------------
 
-    def _ease_in(self, rig: BimanualRig, target: np.ndarray, keys: KeyReader | None) -> int:
-        """Move the followers to the episode's first action at the ramp speed (always in real time)."""
+    def _ease_in(self, rig: BimanualRig, target: np.ndarray, keys: KeyReader | None) -> "EaseInSteps":
+        """Move the followers to the episode's first action at the ramp speed (always in real time).
+
+        The rig's transition ramp does the moving; once it is over the episode plays under the normal caps.
+        """
         fps = self.plan.fit.fps
         loop: ControlLoop | None = None
-        source = EaseInSource(target, rig.safety, fps, lambda: loop.stop() if loop else None)
-        hooks = [KeyHook(keys, rig, lambda: loop.stop() if loop else None)] if keys is not None and keys.enabled else []
-        loop = ControlLoop(rig, source, fps=fps, hooks=hooks, realtime_priority=self.plan.rig.realtime_priority)
+        rig.begin_transition("a replay starts")
+        source = EaseInSource(target, lambda: rig.in_transition, fps, lambda: loop.stop() if loop else None)
+        steps = EaseInSteps(rig)
+        hooks: list = [steps]
+        if keys is not None and keys.enabled:
+            hooks.insert(0, KeyHook(keys, rig, lambda: loop.stop() if loop else None))
+        loop = ControlLoop(rig, source, fps=fps, hooks=hooks, realtime_priority=rig.config.realtime_priority)
         try:
             with self.stops.stopping(loop.stop):
                 loop.run(EASE_IN_TIMEOUT_S)
         except SafetyStopError as e:
             if self.stops.signum is None:  # (else a second signal's e-stop)
                 raise ReplayError(f"the safety layer stopped the followers while easing in: {e}") from e
-        if (hooks and hooks[0].quit) or self.stops.signum is not None:
+        if (isinstance(hooks[0], KeyHook) and hooks[0].quit) or self.stops.signum is not None:
             raise KeyboardInterrupt
         if not source.engaged:
             raise ReplayError(
                 f"the followers did not reach the episode's first action within {EASE_IN_TIMEOUT_S:.0f} s."
                 " Next: check nothing blocks them (so101-doctor), or raise rig.safety.ramp_speed_deg_s"
             )
-        return source.ticks
+        steps.ticks = source.ticks
+        return steps
 
     def _episode(
         self,

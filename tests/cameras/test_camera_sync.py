@@ -197,7 +197,7 @@ def test_read_on_real_threads_returns_every_camera(virtual_cameras: MakeCameras)
     for _ in range(10):
         synced = reader.read(time.monotonic())
         assert set(synced.frames) == {"a", "b"}
-        assert 0.0 <= synced.wait_s <= 0.05 + 1.0
+        assert synced.wait_s >= 0.0  # how long is the machine's; the cap is tested on a manual clock above
     assert reader.stats().ticks == 10
 
 

@@ -134,11 +134,12 @@ def test_bad_settings_are_refused_naming_the_field(overrides, field):
 def test_an_unreachable_server_fails_at_once_naming_the_address_and_how_to_start_it():
     port = free_port()  # nothing listens there
     engine = RemoteEngine(remote_config(port, Path("/ckpt"), connect_timeout_s=30.0), TEST_CAMERAS)
-    started = time.monotonic()
     with pytest.raises(RemotePolicyError) as caught:
         engine.start()
-    assert time.monotonic() - started < 20.0  # a refused connection does not wait for the 30 s timeout
     message = str(caught.value)
+    # A refused connection ends the wait (gRPC's UNAVAILABLE), not the 30 s timeout (DEADLINE_EXCEEDED).
+    assert "cannot reach the policy server" in message
+    assert "did not answer" not in message
     assert f"127.0.0.1:{port}" in message
     assert "python -m lerobot.async_inference.policy_server --host=0.0.0.0" in message
     assert isinstance(caught.value, PolicyError)

@@ -1,7 +1,5 @@
 """Injected bus faults against our arm adapter: each gives the behaviour the issue asks for."""
 
-import time
-
 import pytest
 import scservo_sdk as scs
 
@@ -25,18 +23,34 @@ def truth(model, arm):
     return [normalized[MOTOR_IDS[j]] for j in JOINT_NAMES]
 
 
-def test_silent_motor_gives_a_typed_error_naming_it_within_the_deadline(model, make_arm):
+class SteppingClock:
+    """A port clock that moves 0.5 ms each time it is read: the waits of a read become counted
+    steps instead of wall time, so the deadline holds on any machine, however loaded."""
+
+    def __init__(self, start_ms: float) -> None:
+        self.ms = start_ms
+
+    def __call__(self) -> float:
+        self.ms += 0.5
+        return self.ms
+
+
+def test_silent_motor_gives_a_typed_error_naming_it_within_the_deadline(model, make_arm, monkeypatch):
     arm = make_arm(read_deadline_ms=25.0, reply_timeout_ms=10.0)
+    handler = arm.device.bus.port_handler
+    clock = SteppingClock(handler.getCurrentTime())
+    monkeypatch.setattr(handler, "getCurrentTime", clock)
     inject(model, match={"motor": 4, "instruction": "SYNC_READ"}, action={"kind": "drop"})
-    start = time.monotonic()
+    start_ms = clock.ms
     with pytest.raises(MotorTimeoutError) as info:
         arm.read_joints()
-    elapsed = time.monotonic() - start
     assert info.value.motor == "wrist_flex"
     assert "left follower" in str(info.value)
     assert "Next:" in str(info.value)
-    # Bounded by the deadline: LeRobot's defaults stall ~170 ms here (3 tries x 50 ms + overhead).
-    assert 0.025 <= elapsed < 0.15
+    # Bounded by the deadline on the port's clock, retries included (LeRobot's defaults stall
+    # 3 tries x 50 ms here): it gives up within one reply timeout past the 25 ms.
+    assert 25.0 <= clock.ms - start_ms < 25.0 + 10.0
+    assert "within 25 ms" in str(info.value)
     assert "attempts" in str(info.value)
 
 

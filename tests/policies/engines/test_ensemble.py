@@ -71,7 +71,7 @@ def test_a_slow_predictor_falls_back_to_async_with_a_measured_warning(caplog):
     try:
         assert choice.kind is EngineKind.ASYNC
         assert isinstance(choice.engine, AsyncEngine)
-        assert choice.measured_latency_s == pytest.approx(0.06, abs=0.04)
+        assert choice.measured_latency_s >= 0.06  # measured: the predictor's 60 ms sleep, and whatever the machine adds
         assert choice.notice.startswith("temporal ensembling needs a chunk every 33 ms; this machine takes ")
         assert choice.notice.endswith(" ms: using async chunking")
         assert choice.notice in caplog.text

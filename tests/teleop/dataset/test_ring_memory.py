@@ -107,7 +107,8 @@ def test_a_forked_writer_needs_no_resource_tracker_and_no_dev_shm_file(tmp_path)
     assert "shm []" in result.stdout
 
 
-# A fresh interpreter opens a forked writer, runs a full collection, and reports what it copied.
+# A fresh interpreter opens a forked writer, runs a full collection, and reports what stayed frozen.
+# (What that collection copies is a measurement: benchmarks/record_writer.py's gc_collect_copied_mb.)
 GC_PROBE = """
 import gc, sys
 sys.path.insert(0, {repo!r})
@@ -116,19 +117,13 @@ from teleop.dataset.writer_process import DatasetWriter
 from tests.teleop.dataset.helpers import spec
 from pathlib import Path
 
-def private_dirty_mb():
-    for line in open("/proc/self/smaps_rollup"):
-        if line.startswith("Private_Dirty:"):
-            return int(line.split()[1]) / 1024
-
 if __name__ == "__main__":
     writer_process._start_method = lambda: "fork"  # as so101-record opens it, before its threads
     with DatasetWriter(spec(Path({root!r}))) as writer:
         frozen = gc.get_freeze_count()
-        before = private_dirty_mb()
         gc.collect()  # what a long session's collector eventually does
-        print("copied_mb", private_dirty_mb() - before, flush=True)
-    print("frozen", frozen, "after_close", gc.get_freeze_count())
+        after_collect = gc.get_freeze_count()
+    print("frozen", frozen, "after_collect", after_collect, "after_close", gc.get_freeze_count())
 """
 
 
@@ -138,8 +133,8 @@ def test_a_collection_in_the_control_process_does_not_copy_the_pages_it_shares_w
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
     report = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()}
-    # Unfrozen, this collection visits torch's and LeRobot's objects and copies ~120 MB of pages.
-    assert float(report["copied_mb"][0]) < 10, result.stdout
-    frozen, _, after_close = report["frozen"]
+    # Unfrozen, a collection visits torch's and LeRobot's objects and copies the pages it touches.
+    frozen, _, after_collect, _, after_close = report["frozen"]
     assert int(frozen) > 100_000  # the heap was frozen while the writer ran...
-    assert after_close == "0"  # ...and is collectable again once it is gone
+    assert after_collect == frozen  # ...a collection left it so (it never walked those objects)...
+    assert after_close == "0"  # ...and it is collectable again once the writer is gone
