@@ -110,3 +110,24 @@ def test_prime_hands_the_first_observation_to_the_engine():
     assert [call.time_s for call in predictor.calls] == [42.0]
     source.action(observation(), tick(0))
     assert engine.stats().blocked_s == 0.0
+
+
+def test_taking_charge_and_resuming_after_starving_are_transitions_of_the_safety_layer():
+    transitions: list[str] = []
+    plan = {0: None, 1: action(5.0), 2: action(5.5), 3: None, 4: None, 5: action(6.0, 1, 0), 6: action(6.5, 1, 1)}
+    source = PolicySource(Scripted(plan), on_transition=transitions.append)
+    source.action(observation(), tick(0))
+    assert transitions == []  # starved at the start: it holds the pose, no new source yet
+    source.action(observation(), tick(1))
+    assert transitions == ["the policy takes charge"]  # before the first action is returned
+    for k in (2, 3, 4):
+        source.action(observation(), tick(k))
+    assert len(transitions) == 1  # a steady action and starved ticks (held) start nothing
+    source.action(observation(), tick(5))
+    assert transitions[-1] == "the policy resumes after 2 starved tick(s)"
+    source.action(observation(), tick(6))
+    assert len(transitions) == 2
+    source.reset()
+    source.engine.plan = {0: action(1.0)}
+    source.action(observation(), tick(0))
+    assert transitions[-1] == "the policy takes charge"  # every episode's first action
