@@ -169,7 +169,10 @@ class Replayer:
             with self.stops.rig(rig), KeyReader() if live else nullcontext() as keys:
                 self._note_limits(rig)
                 if live and keys is not None and keys.enabled:
-                    self.on_event("keys: e e-stop (freeze, then rest), q stop after this tick; Ctrl-C stops safely")
+                    self.on_event(
+                        "keys: e e-stop (freeze, torque kept on; so101-release lets go), q stop after this tick;"
+                        " Ctrl-C stops safely"
+                    )
                 for index in plan.episodes:
                     data = plan.dataset.load(index)
                     actions, states = plan.fit.actions(data), plan.fit.states(data)
