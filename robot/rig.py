@@ -296,6 +296,11 @@ class BimanualRig:
         self._estop.set()
 
     @property
+    def stop_reason(self) -> str | None:
+        """Why the safety layer stopped the session (an e-stop, a watchdog stop), or None."""
+        return self._stop_reason
+
+    @property
     def estopped(self) -> bool:
         """Whether an e-stop was asked for."""
         return self._estop.is_set()

@@ -166,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         report = writer.open()
         console.print(describe_open(config.dataset.repo_id, report))
         stopped_by = "done"
+        safety_stop: str | None = None
         try:
             with rig_ports(config.rig) as found:
                 if found.control is not None and config.virtual_operator != "idle":
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     session.stop_loop = loop.stop
                     stopped_by = run_session(loop, session, status, stops=stops)
+                    safety_stop = rig.stop_reason
                     with stops.finishing():
                         session.wait_for_save()
         finally:
@@ -218,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
             LeRobotDataset(config.dataset.repo_id, root=folder).push_to_hub()
-        return 1 if session.save_failure is not None else 0  # fewer episodes than asked for
+        # Fewer episodes than asked for (a failed save), or the safety layer ended the session: not a success.
+        return 1 if session.save_failure is not None or safety_stop is not None else 0
 
     return run_command(body, stops)
 

@@ -78,13 +78,16 @@ def main(argv: list[str] | None = None) -> int:
                 hints = "q stop  e e-stop  Ctrl-C stop safely" if keys.enabled else "Ctrl-C: stop safely"
                 status = StatusLine(rig, console, fps=config.fps, hints=hints)
                 loop: ControlLoop | None = None
+                quit_key = False
 
                 class EngageWatch:
                     def on_step(self, step: object) -> None:
+                        nonlocal quit_key
                         for key in keys.poll():
                             if key is Key.ESTOP:
                                 rig.freeze("e-stop")  # now; the next tick's act ends the loop
                             elif key is Key.STOP and loop is not None:
+                                quit_key = True
                                 loop.stop()
                         tracking.active = source.engaged
                         status.extra = "following" if source.engaged else "ramping to the leaders"
@@ -107,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                     stats, stopped_by = loop.timer.stats(), str(e)
                 if stops.reason is not None and (stops.escalated or not stopped_by.startswith("followers")):
                     stopped_by = stops.reason
+                elif quit_key and stopped_by == "Ctrl-C":
+                    stopped_by = "q"
                 track = tracking.stats()
                 summary = {
                     "stopped_by": stopped_by,
