@@ -6,9 +6,10 @@
     control client --unix socket--> FrontServer --forwards--> each bus's ControlHandler
 
 One process per bus (four buses answer in parallel, as four USB adapters do), each one thread and
-one `select()` loop (µs timeouts: epoll rounds to whole ms, too coarse for wire timing); a front
-process owns the public control socket. Every process builds the same model (same seed), so the
-operator's hands and the cloth agree across buses.
+one `select()` loop (µs timeouts: epoll rounds to whole ms, too coarse for wire timing), each in a
+session of its own and at SCHED_FIFO when permitted (robot/virtual/scheduling.py: a busy host must
+not silence a bus); a front process owns the public control socket. Every process builds the same
+model (same seed), so the operator's hands and the cloth agree across buses.
 Prints one JSON line `{"ready": true, "ports": {...}, "control": ...}` on stdout once a ping
 round trip has worked on every port.
 """
