@@ -22,7 +22,6 @@ explicit act (`so101-release`). A bus that fails while going to rest stops only 
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -38,29 +37,18 @@ from robot.errors import RobotError
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.realtime import lower_priority
+from robot.rest_move import move_to_rest
 from robot.safety.config import ExitMode
+from robot.safety.gripper_relief import GripperRelief
 from robot.safety.guard import ActionGuard, Intervention, SafetyEvent
 from robot.safety.limits import limits_from_calibration
-from robot.safety.ramp import max_difference, step_toward
 from robot.safety.watchdog import Verdict, Watchdog, WatchdogDecision
 from robot.stop_flag import StopFlag
 
 logger = logging.getLogger(__name__)
-REST_TOLERANCE_DEG = 1.0
-REST_TIMEOUT_S = 15.0
-REST_SETTLE_S = 2.0  # after the last goal, how long to wait for the joints to arrive
-# A relieved gripper may still press this far past where it is, percent: enough to hold the cloth.
-GRIPPER_RELIEF_SQUEEZE_PERCENT = 3.0
-# Relief is for jaws that squeeze something: loaded, driven closed and still. A gripper closing fast in
-# free air is loaded too, but it moves (or was only just told to close): over the last ticks its jaws
-# moved more than the band, or its goals were not below the jaws by more than the band. percent / ticks.
-GRIPPER_STALL_BAND_PERCENT = 1.5
-GRIPPER_STALL_TICKS = 4
-_REST_FPS = 30.0
 # The tick interval the guards assume when `act` is called outside a control loop (a benchmark's own
 # loop, a test): one period at the rig's default rate.
 DEFAULT_PERIOD_S = 1.0 / 30.0
-BODY = tuple(j for j in JOINT_NAMES if j != GRIPPER)
 
 
 class SafetyStopError(RobotError):
@@ -158,10 +146,7 @@ class BimanualRig:
         self._stop_reason: str | None = None
         self._hold_pose: dict[Side, dict[str, float]] | None = None
         self._stack: ExitStack | None = None
-        self._relieve = dict.fromkeys(Side, False)
-        self._gripper_floor: dict[Side, float | None] = {}
-        self._gripper_seen = {side: deque(maxlen=GRIPPER_STALL_TICKS) for side in Side}  # jaw positions, %
-        self._gripper_sent = {side: deque(maxlen=GRIPPER_STALL_TICKS) for side in Side}  # goals sent, %
+        self.reliefs = {side: GripperRelief() for side in Side}
         self._last_observation: Observation | None = None
 
     def _so101_arm(self, side: Side, role: Role, port: str) -> SO101Arm:
@@ -260,7 +245,7 @@ class BimanualRig:
         bus_time = time.monotonic() - start
         followers = {side: readings[arm_name(side, Role.FOLLOWER)] for side in Side}
         for side in Side:
-            self._gripper_seen[side].append(followers[side].positions[GRIPPER])
+            self.reliefs[side].observed(followers[side].positions[GRIPPER])
         leaders = {
             side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
         }
@@ -282,7 +267,7 @@ class BimanualRig:
             watchdog = self.watchdogs[side]
             decision = watchdog.update(health) if health is not None else watchdog.decision
             if health is not None:  # a fresh poll: squeezing means loaded *and* still, right now
-                self._relieve[side] = decision.relieve_gripper and self._gripper_stalled(side)
+                self.reliefs[side].poll(decision.relieve_gripper)
             decisions.append(decision)
         self.last_decision = max(decisions, key=lambda d: d.verdict)
 
@@ -356,7 +341,7 @@ class BimanualRig:
             }
         )
         for side in Side:
-            self._gripper_sent[side].append(sent[arm_name(side, Role.FOLLOWER)][GRIPPER])
+            self.reliefs[side].sent(sent[arm_name(side, Role.FOLLOWER)][GRIPPER])
         self._poll_health()
         return {joint_key(side, j): sent[arm_name(side, Role.FOLLOWER)][j] for side in Side for j in JOINT_NAMES}
 
@@ -378,42 +363,22 @@ class BimanualRig:
             self._watch(self.pool.run(due))
 
     def _relieve_grippers(self, goals: dict[Side, dict[str, float]]) -> None:
-        """A gripper squeezing too hard is not closed further than where it was when it was relieved.
-
-        The floor stays until the source opens the gripper past it (the grasp is over), so the
-        relief does not switch on and off with every health poll.
-        """
+        """A gripper squeezing too hard is not closed further (robot/safety/gripper_relief.py)."""
         observation = self._last_observation
         for side in Side:
-            floor = self._gripper_floor.get(side)
-            if floor is None and self._relieve[side] and observation is not None:
-                floor = observation.followers[side].positions[GRIPPER] - GRIPPER_RELIEF_SQUEEZE_PERCENT
-                self._gripper_floor[side] = floor
-                self._relieve[side] = False  # this poll's verdict is used up; the next poll may renew it
+            jaws = observation.followers[side].positions[GRIPPER] if observation is not None else None
+            floor = self.reliefs[side].limit(goals[side][GRIPPER], jaws)
             if floor is None:
                 continue
-            if goals[side][GRIPPER] > floor + GRIPPER_RELIEF_SQUEEZE_PERCENT:
-                self._gripper_floor[side] = None  # the source let go
-                continue
-            if goals[side][GRIPPER] < floor:
-                self.counters.events.append(
-                    SafetyEvent(self.follower(side).name, GRIPPER, Intervention.RELIEF, goals[side][GRIPPER], floor)
-                )
-                goals[side][GRIPPER] = floor
-                self.counters.gripper_reliefs += 1
-                # Re-anchor the guard: the jaws are really at the floor, so moving the goal up to
-                # it is no jump (the command was further closed than the jaws could go).
-                guard = self.guards[side]
-                guard.last_sent[GRIPPER] = max(guard.last_sent[GRIPPER], floor)
-
-    def _gripper_stalled(self, side: Side) -> bool:
-        """Whether the follower's jaws stayed put over the last few ticks while told to close further."""
-        seen, sent = self._gripper_seen[side], self._gripper_sent[side]
-        if len(seen) < GRIPPER_STALL_TICKS or len(sent) < GRIPPER_STALL_TICKS:
-            return False
-        still = max(seen) - min(seen) <= GRIPPER_STALL_BAND_PERCENT
-        driven = all(goal < position - GRIPPER_STALL_BAND_PERCENT for goal, position in zip(sent, seen, strict=True))
-        return still and driven
+            self.counters.events.append(
+                SafetyEvent(self.follower(side).name, GRIPPER, Intervention.RELIEF, goals[side][GRIPPER], floor)
+            )
+            goals[side][GRIPPER] = floor
+            self.counters.gripper_reliefs += 1
+            # Re-anchor the guard: the jaws are really at the floor, so moving the goal up to
+            # it is no jump (the command was further closed than the jaws could go).
+            guard = self.guards[side]
+            guard.last_sent[GRIPPER] = max(guard.last_sent[GRIPPER], floor)
 
     def _hold(self) -> dict[str, float]:
         """Keep the followers where they were when the hold began."""
@@ -456,49 +421,20 @@ class BimanualRig:
     def go_to_rest(self) -> dict[str, bool]:
         """Move both followers to their rest pose at the ramp speed (blocking), torque kept on.
 
-        Each arm on its own: a bus that fails stops only its arm's move. An e-stop stops both where
-        they are. Returns, per follower, whether it arrived (within `REST_TOLERANCE_DEG`).
+        Each arm on its own (robot/rest_move.py); an e-stop stops both where they are, frozen.
+        Returns, per follower, whether its move ran without a bus failure (then it may be released).
         """
         followers = {self.follower(s).name: s for s in Side}
-        failed: set[str] = set()
-
-        def each(call: Callable[[SO101Arm, Side], object], what: str) -> dict[str, object]:
-            results: dict[str, object] = {}
-            for name, side in followers.items():
-                if name in failed:
-                    continue
-                try:
-                    results[name] = call(self.arms[name], side)
-                except RobotError as e:
-                    failed.add(name)
-                    logger.error("%s stopped on its way to rest (%s failed: %s); it keeps torque", name, what, e)
-            return results
-
-        step = self.safety.ramp_speed_deg_s / _REST_FPS
-        goals = {side: dict(self.guards[side].last_sent) for side in Side}
-        deadline = time.monotonic() + REST_TIMEOUT_S
-        period = 1.0 / _REST_FPS
-        while time.monotonic() < deadline and not self._estop.is_set():
-            goals = {side: step_toward(goals[side], self.rest_pose[side], step) for side in Side}
-            each(lambda arm, side, g=goals: arm.write_joints(g[side]), "a write")
-            time.sleep(period)
-            if all(max_difference(goals[s], self.rest_pose[s]) < 1e-6 for s in Side):
-                break
-        if self._estop.is_set():
+        move = move_to_rest(
+            {name: self.arms[name] for name in followers},
+            {name: self.guards[side].last_sent for name, side in followers.items()},
+            {name: self.rest_pose[side] for name, side in followers.items()},
+            self.safety.ramp_speed_deg_s,
+            self._estop.is_set,
+        )
+        if move.stopped:
             self.freeze("e-stop while going to rest")
             return {}
-        settle_until = time.monotonic() + REST_SETTLE_S
-        arrived: dict[str, bool] = {}
-        while True:
-            present = each(lambda arm, side: arm.read_joints().positions, "a read")
-            arrived = {
-                name: max_difference(positions, self.rest_pose[followers[name]], BODY) < REST_TOLERANCE_DEG  # type: ignore[arg-type]
-                for name, positions in present.items()
-            }
-            if all(arrived.values()) or time.monotonic() > settle_until or self._estop.is_set():
-                break
-            time.sleep(period)
-        for name, positions in present.items():
-            self.guards[followers[name]].reset(positions, time.monotonic())  # type: ignore[arg-type]
-        # An arm still on its way after the settle time rests near enough to release; a failed one does not.
-        return {name: name not in failed for name in followers}
+        for name, positions in move.present.items():
+            self.guards[followers[name]].reset(positions, time.monotonic())
+        return move.completed
