@@ -1,5 +1,6 @@
 """How well the followers track what they were sent: per-joint error, a step hook."""
 
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -16,7 +17,9 @@ class TrackingStats:
     """Follower position versus the goal it was sent one tick earlier (its command in flight).
 
     Ticks that started late (the host was busy) are left out and counted: a late tick lets the
-    leaders run ahead of the followers, which says something about the machine, not the arms.
+    leaders run ahead of the followers, which says something about the machine, not the arms. So are
+    ticks after a step that finished late (the host stalled between its read and its write): the goal
+    then reached the followers only just before the next read, with no time to move.
     """
 
     ticks: int
@@ -34,8 +37,10 @@ class TrackingStats:
 class TrackingHook:
     """Collects tracking errors once `active` (e.g. after the followers engaged)."""
 
-    def __init__(self, skip_ticks: int = 0, late_tolerance_s: float = 0.008) -> None:
+    def __init__(self, skip_ticks: int = 0, late_tolerance_s: float = 0.008, step_budget_s: float = 0.015) -> None:
+        """`step_budget_s`: how long after its start a step may finish (read, safety, write) and count."""
         self.late_tolerance_s = late_tolerance_s
+        self.step_budget_s = step_budget_s
         self._late = 0
         self.skip_ticks = skip_ticks
         self.active = True
@@ -57,7 +62,9 @@ class TrackingHook:
                 else:
                     self._late += 1
         self._previous_sent = dict(step.sent)
-        self._previous_on_time = on_time
+        # Hooks run once the goals are written: a step still running this long after its tick started
+        # stalled somewhere, and its goals had less than a period to act before the next read.
+        self._previous_on_time = on_time and time.monotonic() - step.tick.start_s <= self.step_budget_s
 
     def stats(self) -> TrackingStats:
         """Errors so far (body joints, degrees)."""
