@@ -5,10 +5,15 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
+
+from robot.virtual.client import VirtualRigClient
 
 BIN = Path(sys.executable).parent
 
@@ -46,16 +51,28 @@ def virtual_rig_file(tmp_path: Path, **virtual) -> Path:
 
 
 class SimProcess:
-    """`so101-sim --json=true` in the background, ready when its READY line has arrived."""
+    """`so101-sim --json=true` in the background, ready when its READY line has arrived.
+
+    Its stderr goes to a temporary file (a pipe nobody reads would fill and block the sim); `stderr`
+    holds that text once it is stopped. A context manager: leaving it stops the sim.
+    """
 
     def __init__(self, rig_file: Path, *extra: str) -> None:
+        self._stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 (stop closes it)
+        self.stderr = ""
         self.process = subprocess.Popen(
             [script("so101-sim"), f"--config_path={rig_file}", "--json=true", *extra],
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self._stderr_file,
             text=True,
         )
         self.ready = self._read_ready()
+
+    def __enter__(self) -> "SimProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def _read_ready(self, timeout_s: float = 60.0) -> dict:
         selector = selectors.DefaultSelector()
@@ -68,9 +85,10 @@ class SimProcess:
                     return json.loads(line)
                 break
         self.stop()
-        raise RuntimeError(f"so101-sim did not become ready: {self.process.stderr.read()}")
+        raise RuntimeError(f"so101-sim did not become ready (exit {self.process.returncode}): {self.stderr}")
 
     def stop(self) -> int:
+        """Ctrl-C it (SIGKILL 10 s later) and collect its stderr; returns the exit status."""
         if self.process.poll() is None:
             self.process.send_signal(2)  # Ctrl-C
             try:
@@ -78,7 +96,20 @@ class SimProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if not self._stderr_file.closed:
+            self._stderr_file.seek(0)
+            self.stderr = self._stderr_file.read().decode(errors="replace")
+            self._stderr_file.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         return self.process.returncode
+
+
+@contextmanager
+def sim_client(rig_file: Path, *extra: str) -> Iterator[VirtualRigClient]:
+    """A `SimProcess` for `rig_file` and a client connected to it; both closed on the way out."""
+    with SimProcess(rig_file, *extra) as sim, VirtualRigClient(Path(sim.ready["control"])) as client:
+        yield client
 
 
 # --- a command as a terminal's foreground job, for stop signals -----------------------------------
@@ -96,7 +127,8 @@ class ForegroundJob:
     """A console script in a process group of its own, as a shell runs a job; its output collected as it comes.
 
     `terminal`: on a pseudo-terminal (live status lines, keys) instead of pipes. `signal_group` then
-    signals the whole group, as a terminal's Ctrl-C or hangup does.
+    signals the whole group, as a terminal's Ctrl-C or hangup does. A context manager: leaving it
+    kills the group if it still runs (`kill`).
     """
 
     def __init__(self, name: str, *args: str, terminal: bool = False, env: dict[str, str] | None = None) -> None:
@@ -131,6 +163,12 @@ class ForegroundJob:
             if not chunk:
                 return
             self.output += chunk
+
+    def __enter__(self) -> "ForegroundJob":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
 
     @property
     def text(self) -> str:
@@ -205,6 +243,12 @@ def process_state(pid: int) -> str | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return None
+
+
+def wait_exited(pids: Iterable[int], timeout_s: float, what: str) -> None:
+    """Until every one of `pids` is gone or a zombie (raises AssertionError naming `what` after `timeout_s`)."""
+    pids = list(pids)
+    wait_until(lambda: all(process_state(pid) in (None, "Z") for pid in pids), timeout_s, what)
 
 
 def wait_until(predicate, timeout_s: float, what: str) -> None:

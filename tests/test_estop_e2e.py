@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import ForegroundJob, SimProcess, run, virtual_rig_file, wait_until
+from tests.commands_helpers import ForegroundJob, run, sim_client, virtual_rig_file, wait_until
 from tests.test_record_e2e import record_args, rig_file
 
 pytestmark = pytest.mark.slow
@@ -127,12 +127,8 @@ def printed_saved(text: str) -> int:
 
 def test_e_in_teleop_freezes_the_followers_through_the_exit_then_so101_release_lets_go(tmp_path: Path):
     rig = virtual_rig_file(tmp_path, timing="instant", calibrated=True)
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
-        # The default on_exit (rest_then_release) and the operator folding a cloth: the followers move.
-        job = ForegroundJob("so101-teleop", f"--config_path={rig}", terminal=True)
+    # The default on_exit (rest_then_release) and the operator folding a cloth: the followers move.
+    with sim_client(rig) as client, ForegroundJob("so101-teleop", f"--config_path={rig}", terminal=True) as job:
         job.wait_for("following")
         client.trace_clear()
         press(job, "e")
@@ -146,11 +142,6 @@ def test_e_in_teleop_freezes_the_followers_through_the_exit_then_so101_release_l
         for arm in FOLLOWERS:
             assert not any(m["torque_enabled"] for m in state[arm]), (arm, state[arm])
             assert f"{arm}: torque off" in released.stdout
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()
 
 
 @pytest.fixture(scope="module")
@@ -184,11 +175,7 @@ def test_e_mid_episode_freezes_the_followers_and_keeps_only_the_saved_episode(tm
     else:
         repo, total = "test/eval", 2
         args = deploy_args(tmp_path, rig, request.getfixturevalue("tiny_act"))
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
-        job = ForegroundJob(command, *args, terminal=True)
+    with sim_client(rig) as client, ForegroundJob(command, *args, terminal=True) as job:
         wait_recording(job, f"2/{total}")  # episode 1 is durable: episode 2 starts only then
         client.trace_clear()
         press(job, "e")
@@ -196,11 +183,6 @@ def test_e_mid_episode_freezes_the_followers_and_keeps_only_the_saved_episode(tm
         assert code != 0, f"{command} exited {code} after an e-stop:\n{plain(job.text)[-3000:]}"
         assert "followers frozen: e-stop" in plain(job.text)
         check_frozen(client)
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     dataset = LeRobotDataset(repo, root=tmp_path / "dataset", video_backend="pyav")
@@ -219,12 +201,8 @@ def lift(client: VirtualRigClient, arm: str) -> dict:
 def test_a_hold_ending_60_degrees_from_the_leader_ramps_at_ramp_speed(tmp_path: Path):
     rig = virtual_rig_file(tmp_path, timing="instant", calibrated=True)
     calibration = tmp_path / "calibration"
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
-        job = ForegroundJob("so101-teleop", f"--config_path={rig}", "--virtual_operator=idle",
-                            "--rig.safety.on_exit=hold", terminal=True)  # fmt: skip
+    teleop = ("so101-teleop", f"--config_path={rig}", "--virtual_operator=idle", "--rig.safety.on_exit=hold")
+    with sim_client(rig) as client, ForegroundJob(*teleop, terminal=True) as job:
         job.wait_for("following")
         client.set_temperature("left_follower", LIFT_ID, 58.0)  # above hold_temperature_c (55)
         job.wait_for("HOLD: left_follower")
@@ -256,8 +234,3 @@ def test_a_hold_ending_60_degrees_from_the_leader_ramps_at_ramp_speed(tmp_path: 
         state = client.state()
         for arm in FOLLOWERS:  # on_exit=hold
             assert all(m["torque_enabled"] for m in state[arm]), (arm, state[arm])
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()

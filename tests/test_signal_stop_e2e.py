@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import ForegroundJob, SimProcess, process_state, virtual_rig_file, wait_until
+from tests.commands_helpers import ForegroundJob, process_state, sim_client, virtual_rig_file, wait_exited
 from tests.test_record_e2e import load, record_args, rig_file, saved_episodes
 
 pytestmark = pytest.mark.slow
@@ -57,26 +57,18 @@ def stopped_child(job: ForegroundJob, timeout_s: float = 180.0) -> int:
 def test_sigterm_mid_episode_discards_it_keeps_the_saved_one_and_rests(tmp_path: Path):
     rig = rig_file(tmp_path)
     root = tmp_path / "dataset"
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
+    args = record_args(tmp_path, rig, "--session.num_episodes=3", "--session.episode_s=4")
+    with sim_client(rig) as client:
         start = followers(client)
-        args = record_args(tmp_path, rig, "--session.num_episodes=3", "--session.episode_s=4")
-        job = ForegroundJob("so101-record", *args, terminal=True)
-        job.wait_for("episode 2/3 REC")  # episode 1 is durable (episode 2 starts only then)
-        writers = job.children()
-        job.signal_group(signal.SIGTERM)
-        code = job.finish()
-        assert code == 128 + signal.SIGTERM, job.text[-3000:]
-        assert "stopped by SIGTERM" in job.text
-        wait_until(lambda: all(process_state(pid) in (None, "Z") for pid in writers), 60, "the writer to exit")
-        assert_released_at_rest(client, start)
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()
+        with ForegroundJob("so101-record", *args, terminal=True) as job:
+            job.wait_for("episode 2/3 REC")  # episode 1 is durable (episode 2 starts only then)
+            writers = job.children()
+            job.signal_group(signal.SIGTERM)
+            code = job.finish()
+            assert code == 128 + signal.SIGTERM, job.text[-3000:]
+            assert "stopped by SIGTERM" in job.text
+            wait_exited(writers, 60, "the writer to exit")
+            assert_released_at_rest(client, start)
     dataset = load(root)
     assert dataset.meta.total_episodes == 1
     assert [int(e["length"]) for e in dataset.meta.episodes] == [120]  # episode 2 was discarded
@@ -86,29 +78,21 @@ def test_sigterm_mid_episode_discards_it_keeps_the_saved_one_and_rests(tmp_path:
 def test_sighup_mid_save_completes_the_save_and_rests(tmp_path: Path):
     rig = rig_file(tmp_path)
     root = tmp_path / "dataset"
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
+    args = record_args(tmp_path, rig, "--session.num_episodes=2")
+    with sim_client(rig) as client:
         start = followers(client)
-        args = record_args(tmp_path, rig, "--session.num_episodes=2")
         # The writer stops itself in the middle of episode 0's commit; the hangup lands there.
-        job = ForegroundJob("so101-record", *args, env={"SO101_DATASET_FAULT": "stop@save:journaled"})
-        writer = stopped_child(job)
-        job.signal_group(signal.SIGHUP)  # the terminal's hangup: the whole foreground group
-        job.wait_for("SIGHUP: stopping safely")
-        assert process_state(writer) == "T"  # still mid-save: the group's SIGHUP did not reach it
-        os.kill(writer, signal.SIGCONT)
-        code = job.finish()
-        assert code == 128 + signal.SIGHUP, job.text[-3000:]
-        assert "stopped by SIGHUP" in job.text
-        wait_until(lambda: process_state(writer) in (None, "Z"), 60, "the writer to exit")
-        assert_released_at_rest(client, start)
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()
+        with ForegroundJob("so101-record", *args, env={"SO101_DATASET_FAULT": "stop@save:journaled"}) as job:
+            writer = stopped_child(job)
+            job.signal_group(signal.SIGHUP)  # the terminal's hangup: the whole foreground group
+            job.wait_for("SIGHUP: stopping safely")
+            assert process_state(writer) == "T"  # still mid-save: the group's SIGHUP did not reach it
+            os.kill(writer, signal.SIGCONT)
+            code = job.finish()
+            assert code == 128 + signal.SIGHUP, job.text[-3000:]
+            assert "stopped by SIGHUP" in job.text
+            wait_exited([writer], 60, "the writer to exit")
+            assert_released_at_rest(client, start)
     dataset = load(root)
     assert dataset.meta.total_episodes == 1  # the save the hangup landed in
     assert [int(e["length"]) for e in dataset.meta.episodes] == [60]
@@ -117,17 +101,11 @@ def test_sighup_mid_save_completes_the_save_and_rests(tmp_path: Path):
 
 def test_sighup_through_a_terminal_stops_teleop_holding(tmp_path: Path):
     rig = virtual_rig_file(tmp_path, timing="instant", calibrated=True)
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
-        job = ForegroundJob("so101-teleop", f"--config_path={rig}", "--rig.safety.on_exit=hold", terminal=True)
+    with (
+        sim_client(rig) as client,
+        ForegroundJob("so101-teleop", f"--config_path={rig}", "--rig.safety.on_exit=hold", terminal=True) as job,
+    ):
         job.wait_for("following")
         job.signal_group(signal.SIGHUP)  # its terminal's output goes to /dev/null from here on
         assert job.finish() == 128 + signal.SIGHUP, job.text[-3000:]
         assert_holding(client)
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import ForegroundJob, SimProcess, process_state, wait_until
+from tests.commands_helpers import ForegroundJob, sim_client, wait_exited
 from tests.policies.test_deploy_e2e import REPO
 from tests.test_record_e2e import rig_file
 from tests.test_signal_stop_e2e import assert_holding
@@ -21,27 +20,18 @@ pytestmark = pytest.mark.slow
 def test_ctrl_c_mid_rollout_keeps_the_saved_rollout_and_holds(tmp_path: Path, tiny_act_dir: Path):
     rig = rig_file(tmp_path)
     root = tmp_path / "eval"
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
-        args = [f"--config_path={rig}", f"--policy.path={tiny_act_dir}", "--policy.device=cpu",
-                f"--dataset.repo_id={REPO}", f"--dataset.root={root}", "--dataset.vcodec=h264",
-                "--session.num_episodes=2", "--session.episode_s=4", "--session.reset_s=0.5",
-                "--engine.kind=async", "--rig.safety.on_exit=hold"]  # fmt: skip
-        job = ForegroundJob("so101-deploy", *args, terminal=True)
+    args = [f"--config_path={rig}", f"--policy.path={tiny_act_dir}", "--policy.device=cpu",
+            f"--dataset.repo_id={REPO}", f"--dataset.root={root}", "--dataset.vcodec=h264",
+            "--session.num_episodes=2", "--session.episode_s=4", "--session.reset_s=0.5",
+            "--engine.kind=async", "--rig.safety.on_exit=hold"]  # fmt: skip
+    with sim_client(rig) as client, ForegroundJob("so101-deploy", *args, terminal=True) as job:
         job.wait_for("episode 2/2 REC")  # rollout 1 is durable (rollout 2 starts only then)
         writers = job.children()
         job.signal_group(signal.SIGINT)  # Ctrl-C at the terminal: the whole group
         assert job.finish() == 128 + signal.SIGINT, job.text[-3000:]
         assert "stopped by Ctrl-C" in job.text
-        wait_until(lambda: all(process_state(pid) in (None, "Z") for pid in writers), 60, "the writer to exit")
+        wait_exited(writers, 60, "the writer to exit")
         assert_holding(client)
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     dataset = LeRobotDataset(REPO, root=root, video_backend="pyav")

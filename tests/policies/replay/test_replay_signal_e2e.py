@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import ForegroundJob, SimProcess
+from tests.commands_helpers import ForegroundJob, sim_client
 from tests.policies.replay.conftest import EPISODE_FRAMES, Recording, rig_yaml
 from tests.test_signal_stop_e2e import assert_released_at_rest, followers
 
@@ -16,24 +15,16 @@ pytestmark = pytest.mark.slow
 
 def test_sigterm_mid_replay_writes_the_report_and_rests(tmp_path: Path, recording: Recording):
     rig = rig_yaml(tmp_path)  # a virtual rig of this test's own, served by so101-sim
-    sim = SimProcess(rig)
-    job = None
-    try:
-        client = VirtualRigClient(Path(sim.ready["control"]))
+    args = [f"--config_path={rig}", f"--dataset.root={recording.root}", "--dataset.episodes=0,1",
+            "--target=virtual", f"--report.dir={tmp_path / 'report'}", "--report.stills=0"]  # fmt: skip
+    with sim_client(rig) as client:
         start = followers(client)
-        args = [f"--config_path={rig}", f"--dataset.root={recording.root}", "--dataset.episodes=0,1",
-                "--target=virtual", f"--report.dir={tmp_path / 'report'}", "--report.stills=0"]  # fmt: skip
-        job = ForegroundJob("so101-replay", *args)
-        job.wait_for("episode 0: replaying")
-        job.signal_group(signal.SIGTERM)
-        assert job.finish() == 128 + signal.SIGTERM, job.text[-3000:]
-        assert "stopped by SIGTERM" in job.text
-        assert_released_at_rest(client, start)
-        client.close()
-    finally:
-        if job is not None:
-            job.kill()
-        sim.stop()
+        with ForegroundJob("so101-replay", *args) as job:
+            job.wait_for("episode 0: replaying")
+            job.signal_group(signal.SIGTERM)
+            assert job.finish() == 128 + signal.SIGTERM, job.text[-3000:]
+            assert "stopped by SIGTERM" in job.text
+            assert_released_at_rest(client, start)
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert report["summary"]["stopped_by"] == "SIGTERM"
     assert report["episodes"], "the report covers what ran before the signal"
