@@ -27,7 +27,7 @@ import logging
 import os
 import resource
 
-from robot.realtime import make_realtime
+from robot.realtime import make_realtime, ordinary_thread
 
 logger = logging.getLogger(__name__)
 
@@ -62,5 +62,7 @@ def prioritise_bus_process(priority: int) -> str:
     separate = own_session()
     raise_rtprio_limit(priority)
     granted = make_realtime(priority)
+    if not granted:
+        ordinary_thread()  # never a real-time policy it was not given (a fork inherits its parent's)
     parts = ([f"SCHED_FIFO {min(priority, 99)}"] if granted else []) + (["own session"] if separate else [])
     return ", ".join(parts) or "ordinary"
