@@ -42,6 +42,32 @@ def no_leftover_capture_threads():
     assert not left, f"camera threads still running after the test: {left}"
 
 
+# Tests whose in-process code left the test runner's main thread real-time (see the fixture below).
+REALTIME_LEAKS: list[str] = []
+
+
+def _ordinary_main_thread(nodeid: str) -> None:
+    if hasattr(os, "sched_getscheduler") and os.sched_getscheduler(0) != os.SCHED_OTHER:
+        REALTIME_LEAKS.append(nodeid)
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Run each test with the runner's main thread in ordinary scheduling, whatever its fixtures did.
+
+    As root, SVT-AV1 sets the thread that opens an encoder to SCHED_FIFO 99 and never undoes it (a
+    dataset fixture encoding AV1 in this process did). The runner then busy-polled stock LeRobot's
+    replies at FIFO 99, above the emulator's FIFO 9, and starved it: replies missed late in the suite,
+    and a review server that did not stop in time. The product's own encoders run in the writer
+    process, which demotes itself (teleop/dataset/privileges.py). Each occurrence is named in the
+    terminal summary.
+    """
+    _ordinary_main_thread(f"the setup of {item.nodeid}")
+    yield
+    _ordinary_main_thread(item.nodeid)
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """How many in-test retries fired, and in which tests (tests/retries.py): the release note quotes it."""
     from tests.retries import TALLY, summary_lines
@@ -49,3 +75,5 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("in-test retries")
     for line in summary_lines(TALLY):
         terminalreporter.write_line(line)
+    if REALTIME_LEAKS:
+        terminalreporter.write_line(f"main thread returned to ordinary scheduling after: {', '.join(REALTIME_LEAKS)}")
