@@ -47,9 +47,20 @@ REALTIME_LEAKS: list[str] = []
 
 
 def _ordinary_main_thread(nodeid: str) -> None:
-    if hasattr(os, "sched_getscheduler") and os.sched_getscheduler(0) != os.SCHED_OTHER:
+    """Every thread of the runner back in ordinary scheduling (threads inherit their creator's policy)."""
+    if not hasattr(os, "sched_getscheduler"):
+        return
+    leaked = False
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            tid = int(task.name)
+            if os.sched_getscheduler(tid) != os.SCHED_OTHER:
+                os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+                leaked = True
+        except (OSError, ValueError):  # the thread ended meanwhile
+            continue
+    if leaked:
         REALTIME_LEAKS.append(nodeid)
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -58,14 +69,15 @@ def pytest_runtest_call(item):
 
     As root, SVT-AV1 sets the thread that opens an encoder to SCHED_FIFO 99 and never undoes it (a
     dataset fixture encoding AV1 in this process did). The runner then busy-polled stock LeRobot's
-    replies at FIFO 99, above the emulator's FIFO 9, and starved it: replies missed late in the suite,
-    and a review server that did not stop in time. The product's own encoders run in the writer
-    process, which demotes itself (teleop/dataset/privileges.py). Each occurrence is named in the
-    terminal summary.
+    replies at FIFO 99, above the emulator's FIFO 9, and starved it: replies missed late in the suite.
+    Threads started meanwhile inherit FIFO 99 and outlive the test (a session fixture's): they
+    starved later subprocesses (a review server that did not stop in time, an AV1 recording). The
+    product's own encoders run in the writer process, which demotes itself (teleop/dataset/
+    privileges.py). Each occurrence is named in the terminal summary.
     """
     _ordinary_main_thread(f"the setup of {item.nodeid}")
     yield
-    _ordinary_main_thread(item.nodeid)
+    _ordinary_main_thread(item.nodeid)  # threads the test started and left (a session's browser driver)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
