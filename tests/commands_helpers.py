@@ -205,8 +205,9 @@ class ForegroundJob:
         try:
             code = self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            stuck = realtime_threads()
             self.kill()
-            raise AssertionError(f"still running {timeout_s:.0f} s later:\n{self.text[-3000:]}") from None
+            raise AssertionError(f"still running {timeout_s:.0f} s later:\n{self.text[-3000:]}\n{stuck}") from None
         self._reader.join(timeout=5)
         if self._master is not None:
             os.close(self._master)
@@ -249,6 +250,33 @@ def wait_exited(pids: Iterable[int], timeout_s: float, what: str) -> None:
     """Until every one of `pids` is gone or a zombie (raises AssertionError naming `what` after `timeout_s`)."""
     pids = list(pids)
     wait_until(lambda: all(process_state(pid) in (None, "Z") for pid in pids), timeout_s, what)
+
+
+def realtime_threads() -> str:
+    """Every thread on the machine in a realtime class, one per line (why a process stalled under load).
+
+    A thread at SCHED_FIFO or SCHED_RR that spins starves everything at ordinary priority on its core;
+    with a CPU hog on the other, a stuck subprocess is the visible symptom.
+    """
+    rows = subprocess.run(
+        ["ps", "-eLo", "pid,tid,ppid,cls,rtprio,pcpu,stat,comm,args"], capture_output=True, text=True, check=False
+    ).stdout.splitlines()
+    realtime = [row for row in rows[1:] if row.split()[3:4] in (["FF"], ["RR"])]
+    return "realtime threads now:\n" + "\n".join([rows[0], *realtime]) if realtime else "no realtime threads now"
+
+
+def stack_dump(process: subprocess.Popen, settle_s: float = 3.0) -> None:
+    """Ask a Python child started with PYTHONFAULTHANDLER=1 to print every thread's stack (SIGABRT), then kill it."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGABRT)
+    try:
+        process.wait(timeout=settle_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
 
 
 def wait_until(predicate, timeout_s: float, what: str) -> None:

@@ -20,14 +20,16 @@ Examples:
     export SO101_REVIEW_TOKEN=$(python -c "import secrets; print(secrets.token_urlsafe(24))")
     so101-review --dataset.root=outputs/datasets/fold_smolvla --server.host=0.0.0.0
 
-Exit codes: 0 stopped with Ctrl+C, 2 configuration or input error.
+Exit codes: 0 stopped with Ctrl+C (or SIGTERM, SIGHUP), 2 configuration or input error.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import webbrowser
+from pathlib import Path
 
 import draccus
 import yaml
@@ -35,12 +37,12 @@ from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 
-from evaluation.episode_source import open_dataset
+from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError
 from evaluation.overrides import OverrideStore
 from evaluation.review.app import ReviewSettings, create_app
 from evaluation.review.catalog import ReviewCatalog
-from evaluation.review.config import ReviewCommandConfig, check_bind, is_loopback
+from evaluation.review.config import ReviewCommandConfig, ServerConfig, check_bind, is_loopback
 from evaluation.review.server import ReviewServer
 from evaluation.store import EvaluationStore, default_store_path
 
@@ -75,6 +77,31 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
+def _stop_on_terminal_signals() -> None:
+    """SIGTERM and SIGHUP (a closed SSH session) stop the server like Ctrl+C: the same message, exit 0."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.default_int_handler)
+
+
+def _announce(server: ReviewServer, token: str | None, catalog: ReviewCatalog, source: DatasetSource,
+              store_path: Path, reviewer: str, server_config: ServerConfig) -> None:  # fmt: skip
+    """Print what is served where (inside the Ctrl+C handling: a signal may come at any point)."""
+    url = f"{server.url}/" + (f"?token={token}" if token else "")
+    judged = sum(1 for s in catalog.summaries() if s.result is not None)
+    console.print(
+        f"dataset {source.root} ({len(source.episodes)} episodes, {judged} judged as '{source.dataset_id}'), "
+        f"store {store_path}, reviewer [bold]{reviewer}[/bold]",
+        soft_wrap=True,
+    )
+    if not judged:
+        console.print(f"[yellow]no judge results for '{source.dataset_id}' in this store[/yellow]: run so101-judge")
+    console.print(f"review page: [bold]{url}[/bold]  (Ctrl+C stops)", soft_wrap=True, highlight=False)
+    if not is_loopback(server_config.host):
+        console.print("reachable from other machines: they open the URL with this machine's address")
+    if server_config.open_browser:
+        webbrowser.open(url)
+
+
 def _run(config: ReviewCommandConfig) -> int:
     server_config = config.server
     token = server_config.token()
@@ -90,26 +117,14 @@ def _run(config: ReviewCommandConfig) -> int:
             f"no evaluation store at {store_path}: judge the dataset first (so101-judge --dataset.root={root}), "
             f"or pass --store_path=<file written by so101-judge>"
         )
+    _stop_on_terminal_signals()
     with EvaluationStore(store_path) as store, OverrideStore(store) as overrides:
         catalog = ReviewCatalog(source, store, config.audit)
         settings = ReviewSettings(reviewer=reviewer, access_token=token, check_host=not token)
         server = ReviewServer(create_app(catalog, overrides, settings), server_config.host, server_config.port)
         server.start()
-        url = f"{server.url}/" + (f"?token={token}" if token else "")
-        judged = sum(1 for s in catalog.summaries() if s.result is not None)
-        console.print(
-            f"dataset {source.root} ({len(source.episodes)} episodes, {judged} judged as '{source.dataset_id}'), "
-            f"store {store_path}, reviewer [bold]{reviewer}[/bold]",
-            soft_wrap=True,
-        )
-        if not judged:
-            console.print(f"[yellow]no judge results for '{source.dataset_id}' in this store[/yellow]: run so101-judge")
-        console.print(f"review page: [bold]{url}[/bold]  (Ctrl+C stops)", soft_wrap=True, highlight=False)
-        if not is_loopback(server_config.host):
-            console.print("reachable from other machines: they open the URL with this machine's address")
-        if server_config.open_browser:
-            webbrowser.open(url)
         try:
+            _announce(server, token, catalog, source, store_path, reviewer, server_config)
             server.wait()
         except KeyboardInterrupt:
             console.print("stopped; every recorded override is in the store")

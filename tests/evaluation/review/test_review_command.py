@@ -17,6 +17,7 @@ import pytest
 from evaluation.commands.review import EXIT_USAGE, main
 from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore
+from tests.commands_helpers import realtime_threads, stack_dump
 
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "command-test-token-0123456789"
@@ -72,8 +73,9 @@ def test_a_missing_dataset_is_explained(tmp_path: Path, capsys):
 
 
 @pytest.mark.slow
-def test_served_on_all_interfaces_with_a_token_then_stopped_with_ctrl_c(dataset_root: Path, judged_store: Path):
-    env = os.environ | {"SO101_REVIEW_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
+def test_served_on_all_interfaces_with_a_token_then_stopped(signum, dataset_root: Path, judged_store: Path):
+    env = os.environ | {"SO101_REVIEW_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
     args = [sys.executable, "-m", "evaluation.commands.review", f"--dataset.root={dataset_root}",
             f"--store_path={judged_store}", "--server.host=0.0.0.0", "--server.port=0", "--reviewer=ana"]  # fmt: skip
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -102,13 +104,16 @@ def test_served_on_all_interfaces_with_a_token_then_stopped_with_ctrl_c(dataset_
         form = {"csrf": csrf, "criterion": "R3", "score": "1", "reason": "view_ambiguous", "note": "",
                 "expected_old": "0.5"}  # fmt: skip
         assert client.post("/episodes/0/overrides", data=form).status_code == 200  # after the redirect
+        client.close()
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         try:
             code = proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+            stuck = realtime_threads()
+            stack_dump(proc)  # the stacks arrive on its output
+            reader.join(timeout=10)
+            raise AssertionError(f"so101-review still running 60 s after {signum!r}:\n{''.join(lines)}\n{stuck}") from None
         reader.join(timeout=10)
     out = "".join(lines)
     assert code == 0, out
