@@ -3,8 +3,14 @@
 Tables: `runs` (configuration, model, prompt hash, rubric version, dataset revision), `run_events`
 (finished / interrupted), `calls` (one row per API request: frame manifest with image hashes, usage,
 raw response, parsed result, validation errors), `episode_results` and `scores` (aggregates, written
-together in one transaction when an episode completes), `batch_jobs` (Message Batches in flight).
-Triggers reject UPDATE and DELETE on every table: corrections are new rows (issue 8 adds overrides).
+together in one transaction when an episode completes), and the Message Batches bookkeeping
+(store_batches). The schema and its migrations are in store_schema.
+
+Append-only is enforced by the database, whoever connects: triggers refuse UPDATE, DELETE and an
+INSERT whose key exists (so `INSERT OR REPLACE` cannot swap a row) on every table; corrections are
+new rows (overrides.py). Our own write connection also sets `recursive_triggers` so a REPLACE would
+fire the DELETE triggers too. `query()` runs on a second, read-only connection (`mode=ro`,
+`query_only`), so no statement it is given can write, whatever it starts with.
 `schema_components` holds one version per component sharing the file (`judge` here), so another
 component can add its tables without touching the judge's version.
 A crash loses at most the episodes in flight; their calls stay on record, and the next run redoes them.
@@ -12,72 +18,30 @@ A crash loses at most the episodes in flight; their calls stay on record, and th
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evaluation import store_batches
 from evaluation.aggregate import EpisodeScore
 from evaluation.errors import StoreError
+from evaluation.store_batches import BatchJob, BatchSubmission
+from evaluation.store_schema import (
+    APPEND_ONLY_TABLES,
+    SCHEMA_VERSION,
+    create_or_migrate,
+    judge_schema_version,
+    now_utc,
+    to_json,
+)
 
-SCHEMA_VERSION = 1  # of the judge's tables; other components (review overrides) register their own row
-APPEND_ONLY_TABLES = ("runs", "run_events", "calls", "episode_results", "scores", "batch_jobs", "batch_job_events")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  run_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, scorer TEXT NOT NULL, config_hash TEXT NOT NULL,
-  config_json TEXT NOT NULL, model TEXT NOT NULL, prompt_hash TEXT NOT NULL, rubric_version TEXT NOT NULL,
-  rubric_json TEXT NOT NULL, dataset_id TEXT NOT NULL, dataset_root TEXT NOT NULL, dataset_revision TEXT NOT NULL,
-  tag TEXT NOT NULL, mode TEXT NOT NULL, forced INTEGER NOT NULL, sdk_version TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS run_events (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL REFERENCES runs(run_id), at TEXT NOT NULL,
-  event TEXT NOT NULL, detail_json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS calls (
-  call_id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL REFERENCES runs(run_id), created_at TEXT NOT NULL,
-  episode_index INTEGER NOT NULL, episode_fingerprint TEXT NOT NULL, sample_index INTEGER NOT NULL,
-  kind TEXT NOT NULL, custom_id TEXT NOT NULL, status TEXT NOT NULL, failure_reason TEXT, failure_detail TEXT,
-  request_id TEXT, batch_id TEXT, response_model TEXT, stop_reason TEXT, attempts INTEGER NOT NULL,
-  retry_reasons_json TEXT NOT NULL, latency_s REAL, frame_manifest_json TEXT NOT NULL, usage_json TEXT,
-  cost_usd REAL, raw_response TEXT, parsed_json TEXT, validation_errors_json TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS calls_by_episode ON calls(run_id, episode_index);
-CREATE TABLE IF NOT EXISTS episode_results (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL REFERENCES runs(run_id), created_at TEXT NOT NULL,
-  config_hash TEXT NOT NULL, dataset_id TEXT NOT NULL, episode_index INTEGER NOT NULL,
-  episode_fingerprint TEXT NOT NULL, status TEXT NOT NULL, failure_reason TEXT, total REAL, routed INTEGER NOT NULL,
-  route_reasons_json TEXT NOT NULL, motion_check_json TEXT NOT NULL, samples_requested INTEGER NOT NULL,
-  samples_valid INTEGER NOT NULL, calls INTEGER NOT NULL, cost_usd REAL, UNIQUE(run_id, episode_index));
-CREATE INDEX IF NOT EXISTS results_by_config ON episode_results(config_hash, dataset_id, episode_index);
-CREATE TABLE IF NOT EXISTS scores (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, result_id INTEGER NOT NULL REFERENCES episode_results(id),
-  run_id TEXT NOT NULL, episode_index INTEGER NOT NULL, criterion TEXT NOT NULL, source TEXT NOT NULL,
-  score REAL, mean REAL, agreement REAL, n_valid INTEGER NOT NULL, n_samples INTEGER NOT NULL,
-  uncertain INTEGER NOT NULL, heuristic_score REAL, routed INTEGER NOT NULL, route_reasons_json TEXT NOT NULL,
-  evidence_frames_json TEXT NOT NULL, UNIQUE(run_id, episode_index, criterion));
-CREATE TABLE IF NOT EXISTS batch_jobs (
-  batch_id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(run_id), created_at TEXT NOT NULL,
-  config_hash TEXT NOT NULL, requests_json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS batch_job_events (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, batch_id TEXT NOT NULL REFERENCES batch_jobs(batch_id),
-  at TEXT NOT NULL, event TEXT NOT NULL);
-CREATE VIEW IF NOT EXISTS latest_episode_results AS
-  SELECT r.* FROM episode_results r
-  WHERE r.status = 'scored' AND r.id = (
-    SELECT MAX(x.id) FROM episode_results x
-    WHERE x.dataset_id = r.dataset_id AND x.episode_index = r.episode_index AND x.status = 'scored');
-"""
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
+__all__ = ["APPEND_ONLY_TABLES", "SCHEMA_VERSION", "BatchJob", "BatchSubmission", "CallRecord", "EvaluationStore",
+           "RunRecord", "default_store_path"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -130,7 +94,10 @@ class CallRecord:
 
 
 class EvaluationStore:
-    """Append-only SQLite store; thread-safe (one connection behind a lock). Use as a context manager."""
+    """Append-only SQLite store; thread-safe (a write and a read connection, each behind a lock).
+
+    Use as a context manager. `Path(":memory:")` opens a private in-memory store (dry runs).
+    """
 
     def __init__(self, path: Path) -> None:
         """Open (and create or migrate) the store.
@@ -139,82 +106,98 @@ class EvaluationStore:
             StoreError: The file cannot be opened or was written by a newer version.
         """
         self.path = path
+        self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        conns: list[sqlite3.Connection] = []
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30.0)
-            self._conn.row_factory = sqlite3.Row
+            write_uri, read_uri = _uris(path)
+            self._conn = _connect(write_uri, conns)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_components (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-            )
-            row = self._conn.execute("SELECT version FROM schema_components WHERE component = 'judge'").fetchone()
-            if row is not None and row[0] > SCHEMA_VERSION:
+            self._conn.execute("PRAGMA recursive_triggers=ON")  # a REPLACE's implicit delete fires the triggers
+            version = judge_schema_version(self._conn)
+            if version is not None and version > SCHEMA_VERSION:
                 raise StoreError(
-                    f"{path} has judge schema version {row[0]}; this so101-judge knows {SCHEMA_VERSION}: upgrade it"
+                    f"{path} has judge schema version {version}; this so101-judge knows {SCHEMA_VERSION}: upgrade it"
                 )
-            self._conn.executescript(_SCHEMA + _append_only_triggers())
-            self._conn.execute("INSERT OR IGNORE INTO schema_components VALUES ('judge', ?)", (SCHEMA_VERSION,))
-        except sqlite3.Error as e:
+            create_or_migrate(self._conn)
+            self._reader = _connect(read_uri, conns)
+            self._reader.execute("PRAGMA query_only=ON")  # refuses every write, whatever the statement
+            self._reader.execute("PRAGMA recursive_triggers=ON")
+        except (sqlite3.Error, OSError, StoreError) as e:
+            for conn in reversed(conns):
+                conn.close()
+            if isinstance(e, StoreError):
+                raise
             raise StoreError(f"cannot open the evaluation store {path}: {e}; check the path (--store.path)") from e
-        self._lock = threading.Lock()
 
     def __enter__(self) -> EvaluationStore:
         """Return self."""
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Close the connection."""
+        """Close the connections."""
         self.close()
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections (the reader first, so the writer's close can checkpoint the WAL)."""
+        self._reader.close()
         self._conn.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a database refusal becomes a StoreError naming `what` (nothing is written)."""
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 yield self._conn
                 self._conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as e:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
-                raise
+                if not isinstance(e, sqlite3.Error):
+                    raise
+                step = (
+                    "corrections are new rows, never changes to a recorded one"
+                    if "append-only" in str(e)
+                    else "check the free disk space and that no other program holds a write lock, then run again"
+                )
+                raise StoreError(f"cannot record {what} in {self.path}: {e}; nothing was written; {step}") from e
 
     def start_run(self, run: RunRecord) -> None:
         """Record a new run."""
         row = {
-            "run_id": run.run_id, "created_at": _now(), "scorer": run.scorer, "config_hash": run.config_hash,
-            "config_json": _json(run.config), "model": run.model, "prompt_hash": run.prompt_hash,
-            "rubric_version": run.rubric_version, "rubric_json": _json(run.rubric), "dataset_id": run.dataset_id,
+            "run_id": run.run_id, "created_at": now_utc(), "scorer": run.scorer, "config_hash": run.config_hash,
+            "config_json": to_json(run.config), "model": run.model, "prompt_hash": run.prompt_hash,
+            "rubric_version": run.rubric_version, "rubric_json": to_json(run.rubric), "dataset_id": run.dataset_id,
             "dataset_root": run.dataset_root, "dataset_revision": run.dataset_revision, "tag": run.tag,
             "mode": run.mode, "forced": int(run.forced), "sdk_version": run.sdk_version,
         }  # fmt: skip
-        with self._tx() as c:
+        with self._tx(f"run {run.run_id}") as c:
             _insert(c, "runs", row)
 
     def add_run_event(self, run_id: str, event: str, detail: dict[str, Any]) -> None:
         """Append an event ("finished", "interrupted", "failed") to a run."""
-        with self._tx() as c:
-            _insert(c, "run_events", {"run_id": run_id, "at": _now(), "event": event, "detail_json": _json(detail)})
+        with self._tx(f"run event {event!r} of run {run_id}") as c:
+            _insert(
+                c, "run_events", {"run_id": run_id, "at": now_utc(), "event": event, "detail_json": to_json(detail)}
+            )
 
     def record_call(self, call: CallRecord) -> None:
         """Append one API request."""
         row = {
-            "run_id": call.run_id, "created_at": _now(), "episode_index": call.episode_index,
+            "run_id": call.run_id, "created_at": now_utc(), "episode_index": call.episode_index,
             "episode_fingerprint": call.episode_fingerprint, "sample_index": call.sample_index, "kind": call.kind,
             "custom_id": call.custom_id, "status": call.status, "failure_reason": call.failure_reason,
             "failure_detail": call.failure_detail, "request_id": call.request_id, "batch_id": call.batch_id,
             "response_model": call.response_model, "stop_reason": call.stop_reason, "attempts": call.attempts,
-            "retry_reasons_json": _json(list(call.retry_reasons)), "latency_s": call.latency_s,
-            "frame_manifest_json": _json(call.frame_manifest),
-            "usage_json": None if call.usage is None else _json(call.usage), "cost_usd": call.cost_usd,
-            "raw_response": call.raw_response, "parsed_json": None if call.parsed is None else _json(call.parsed),
-            "validation_errors_json": _json(call.validation_errors),
+            "retry_reasons_json": to_json(list(call.retry_reasons)), "latency_s": call.latency_s,
+            "frame_manifest_json": to_json(call.frame_manifest),
+            "usage_json": None if call.usage is None else to_json(call.usage), "cost_usd": call.cost_usd,
+            "raw_response": call.raw_response, "parsed_json": None if call.parsed is None else to_json(call.parsed),
+            "validation_errors_json": to_json(call.validation_errors),
         }  # fmt: skip
-        with self._tx() as c:
+        with self._tx(f"call {call.custom_id} of run {call.run_id}") as c:
             _insert(c, "calls", row)
 
     def record_episode(
@@ -224,16 +207,16 @@ class EvaluationStore:
     ) -> None:  # fmt: skip
         """Append an episode's aggregate and its per-criterion scores in one transaction."""
         row = {
-            "run_id": run_id, "created_at": _now(), "config_hash": config_hash, "dataset_id": dataset_id,
+            "run_id": run_id, "created_at": now_utc(), "config_hash": config_hash, "dataset_id": dataset_id,
             "episode_index": episode_index, "episode_fingerprint": fingerprint, "status": result.status,
             "failure_reason": failure_reason, "total": result.total, "routed": int(result.routed),
-            "route_reasons_json": _json([r.to_dict() for r in result.reasons]),
-            "motion_check_json": _json(motion_check),
+            "route_reasons_json": to_json([r.to_dict() for r in result.reasons]),
+            "motion_check_json": to_json(motion_check),
             "samples_requested": max((c.n_samples for c in result.criteria), default=0),
             "samples_valid": max((c.n_valid for c in result.criteria), default=0), "calls": calls,
             "cost_usd": cost_usd,
         }  # fmt: skip
-        with self._tx() as c:
+        with self._tx(f"the result of episode {episode_index} of run {run_id}") as c:
             result_id = _insert(c, "episode_results", row).lastrowid
             for s in result.criteria:
                 _insert(c, "scores", {
@@ -241,8 +224,8 @@ class EvaluationStore:
                     "criterion": s.criterion, "source": s.source, "score": s.score, "mean": s.mean,
                     "agreement": s.agreement, "n_valid": s.n_valid, "n_samples": s.n_samples,
                     "uncertain": int(s.uncertain), "heuristic_score": s.heuristic_score, "routed": int(s.routed),
-                    "route_reasons_json": _json([r.to_dict() for r in s.reasons]),
-                    "evidence_frames_json": _json(list(s.evidence_frames)),
+                    "route_reasons_json": to_json([r.to_dict() for r in s.reasons]),
+                    "evidence_frames_json": to_json(list(s.evidence_frames)),
                 })  # fmt: skip
 
     def scored_episodes(self, config_hash: str, dataset_id: str) -> set[tuple[int, str]]:
@@ -255,38 +238,57 @@ class EvaluationStore:
             ).fetchall()
         return {(r[0], r[1]) for r in rows}
 
-    def record_batch_job(self, batch_id: str, run_id: str, config_hash: str, requests: dict[str, Any]) -> None:
-        """Remember a submitted Message Batch (custom_id -> episode, sample, manifest) so a restart can collect it."""
-        with self._tx() as c:
-            c.execute(
-                "INSERT INTO batch_jobs VALUES (?,?,?,?,?)", (batch_id, run_id, _now(), config_hash, _json(requests))
-            )
+    def record_batch_submission(self, submission: BatchSubmission) -> BatchSubmission:
+        """Record a Message Batch about to be created (before the request is sent); returns it as stored."""
+        with self._tx(f"batch submission {submission.submission_id}") as c:
+            return store_batches.insert_submission(c, submission)
 
-    def add_batch_event(self, batch_id: str, event: str) -> None:
-        """Append "collected" (results stored) or "abandoned" to a batch job."""
-        with self._tx() as c:
-            c.execute("INSERT INTO batch_job_events (batch_id, at, event) VALUES (?,?,?)", (batch_id, _now(), event))
+    def resolve_batch_submission(self, submission_id: str, event: str, batch_id: str | None = None) -> None:
+        """Record how a submission ended: "created"/"adopted" (a batch id; the job is recorded too) or "not_found"."""
+        with self._tx(f"{event} of batch submission {submission_id}") as c:
+            store_batches.resolve_submission(c, submission_id, event, batch_id)
 
-    def open_batch_jobs(self, config_hash: str) -> list[tuple[str, dict[str, Any]]]:
-        """Batch jobs of a configuration whose results were never collected: (batch id, requests)."""
+    def unresolved_batch_submissions(self, config_hash: str, dataset_id: str) -> list[BatchSubmission]:
+        """Submissions of a dataset and configuration whose create got no answer, oldest first."""
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT batch_id, requests_json FROM batch_jobs WHERE config_hash = ? AND batch_id NOT IN"
-                " (SELECT batch_id FROM batch_job_events) ORDER BY created_at",
-                (config_hash,),
-            ).fetchall()
-        return [(r[0], json.loads(r[1])) for r in rows]
+            return store_batches.unresolved_submissions(self._conn, config_hash, dataset_id)
+
+    def tracked_batch_ids(self) -> set[str]:
+        """Every Message Batch id recorded in this store (any dataset)."""
+        with self._lock:
+            return store_batches.tracked_batch_ids(self._conn)
+
+    def add_batch_event(self, batch_id: str, event: str, detail: dict[str, Any] | None = None) -> None:
+        """Append "collected" or "abandoned" (both close the job), "superseded" or "resubmitted" to a batch job."""
+        with self._tx(f"batch event {event!r} of {batch_id}") as c:
+            store_batches.insert_job_event(c, batch_id, event, detail or {})
+
+    def open_batch_jobs(self, config_hash: str, dataset_id: str | None = None) -> list[BatchJob]:
+        """Batch jobs of a configuration and dataset that were never collected or abandoned, oldest first.
+
+        `dataset_id=None` lists every dataset's (for inspection; a run passes its own dataset).
+        """
+        with self._lock:
+            return store_batches.open_jobs(self._conn, config_hash, dataset_id)
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        """Run a read-only query (reports, exports, tests).
+        """Run a read-only query (reports, exports, tests) on the read-only connection.
 
         Raises:
-            StoreError: The statement is not a SELECT.
+            StoreError: The statement is not a SELECT, or it tried to write (e.g. `WITH x AS (...) INSERT ...`).
         """
         if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
             raise StoreError("EvaluationStore.query runs SELECT statements only; the store is append-only")
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+        with self._read_lock:
+            try:
+                return self._reader.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as e:
+                if "readonly" not in str(e) and "read-only" not in str(e):
+                    raise
+                raise StoreError(
+                    f"EvaluationStore.query is read-only and refused {_head(sql)!r}: {e}; "
+                    f"writes go through the store's record_* methods"
+                ) from e
 
 
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> sqlite3.Cursor:
@@ -295,15 +297,26 @@ def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> sqlite
     return conn.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
 
 
-def _append_only_triggers() -> str:
-    parts = []
-    for table in APPEND_ONLY_TABLES:
-        for op in ("UPDATE", "DELETE"):
-            parts.append(
-                f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table} "
-                f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END;"
-            )
-    return "\n".join(parts)
+def _uris(path: Path) -> tuple[str, str]:
+    """(write, read-only) SQLite URIs of a store file; a private shared-cache database for ":memory:"."""
+    if str(path) == ":memory:":
+        uri = f"file:evaluation-{uuid.uuid4().hex}?mode=memory&cache=shared"
+        return uri, uri
+    path.parent.mkdir(parents=True, exist_ok=True)
+    uri = path.resolve().as_uri()
+    return uri, f"{uri}?mode=ro"
+
+
+def _connect(uri: str, opened: list[sqlite3.Connection]) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30.0)
+    opened.append(conn)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _head(sql: str, chars: int = 80) -> str:
+    flat = " ".join(sql.split())
+    return flat if len(flat) <= chars else flat[: chars - 3] + "..."
 
 
 def default_store_path(dataset_root: Path) -> Path:
