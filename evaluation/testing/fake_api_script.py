@@ -198,6 +198,31 @@ def reply_text(body: dict[str, Any], reply: Reply, score_fn: ScoreFn, uncertain:
     )
 
 
+def error_answer(error: HttpError) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """(status, JSON body, extra headers) of a scripted API error."""
+    body: dict[str, Any] = {"type": error.error_type, "message": error.message}
+    if error.error_code:
+        body["details"] = {"error_code": error.error_code}
+    headers = {} if error.retry_after_s is None else {"retry-after-ms": str(int(error.retry_after_s * 1000))}
+    return error.status, {"type": "error", "error": body}, headers
+
+
+def answer_text(
+    body: dict[str, Any], action: Action, score_fn: ScoreFn, uncertain: Callable[[int, str], bool]
+) -> tuple[str, str, dict[str, str] | None]:
+    """(text, stop_reason, stop_details) of a 200 answer to a request (any action but HttpError)."""
+    if isinstance(action, Refusal):
+        return "", "refusal", {"type": "refusal", "category": action.category, "explanation": action.explanation}
+    if isinstance(action, Malformed):
+        return action.text, "end_turn", None
+    if isinstance(action, SchemaBreak):
+        return schema_breaking_text(body), "end_turn", None
+    reply = action.then if isinstance(action, Delay) else action
+    if not isinstance(reply, Reply):
+        raise TypeError(f"no 200 answer for {type(action).__name__}")  # a bug in the fake
+    return reply_text(body, reply, score_fn, uncertain), reply.stop_reason, None
+
+
 def schema_breaking_text(body: dict[str, Any]) -> str:
     """JSON that breaks the schema: the first criterion scored 0.7 and the last one missing."""
     schema = body["output_config"]["format"]["schema"]

@@ -3,45 +3,49 @@
     POST /v1/messages                       check the request, then answer from the script
     POST /v1/messages/count_tokens          token count by the documented accounting
     POST /v1/messages/batches               create a Message Batch (every request is checked)
+    GET  /v1/messages/batches               list batches, newest first (paged)
     GET  /v1/messages/batches/{id}          in_progress for `batch_polls_before_end` polls, then ended
-    GET  /v1/messages/batches/{id}/results  JSONL results (scripted errors become `errored`)
+    GET  /v1/messages/batches/{id}/results  JSONL results (scripted errors become `errored`, scripted
+                                            ItemOutcome `expired` / `canceled`)
 
 Answers come from a script (per episode, or global, first in first out), else a schema-valid verdict
-from `score_fn`. The real `anthropic` SDK talks to it through `base_url`. Example:
+from `score_fn`; batch creates and lists take their own script (`script_batch_create`,
+`script_batch_list`; see fake_batches). The real `anthropic` SDK talks to it through `base_url`. Example:
 
     with FakeMessagesServer(score_fn=lambda ep, cid: 1.0) as server:
         server.script(HttpError(529, "overloaded_error"), episode=3)
+        server.script_batch_create(CreateFault(delay_s=5.0))  # the batch is made, the reply comes too late
         client = anthropic.Anthropic(base_url=server.base_url, api_key="test")
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from evaluation.testing.fake_api_script import (
     Accounting,
     Action,
     Delay,
     HttpError,
-    Malformed,
-    Refusal,
     Reply,
-    SchemaBreak,
     ScoreFn,
+    answer_text,
     check_request,
     episode_of,
-    reply_text,
-    schema_breaking_text,
+    error_answer,
 )
-from evaluation.testing.fake_batches import FakeBatch, batch_json, batch_results
+from evaluation.testing.fake_batches import BatchBook, CreateFault, FakeBatch, ItemOutcome, batch_json, batch_results
+
+CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Message Batches API accepts
 
 
 @dataclass
@@ -70,7 +74,7 @@ class FakeMessagesServer:
     requests: list[RecordedRequest] = field(default_factory=list)
     _global: deque = field(default_factory=deque)
     _per_episode: dict[int, deque] = field(default_factory=dict)
-    _batches: dict[str, FakeBatch] = field(default_factory=dict)
+    _book: BatchBook = field(default_factory=BatchBook)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _httpd: ThreadingHTTPServer | None = None
     _counter: int = 0
@@ -97,8 +101,11 @@ class FakeMessagesServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def script(self, *actions: Action, episode: int | None = None) -> None:
-        """Queue answers for the next requests (of one episode, or of any episode)."""
+    def script(self, *actions: Action | ItemOutcome, episode: int | None = None) -> None:
+        """Queue answers for the next requests (of one episode, or of any episode).
+
+        An ItemOutcome only makes sense for a batch item; a synchronous request that draws one gets a 500.
+        """
         with self._lock:
             queue = self._global if episode is None else self._per_episode.setdefault(episode, deque())
             queue.extend(actions)
@@ -108,6 +115,23 @@ class FakeMessagesServer:
         with self._lock:
             return [r for r in self.requests if r.path == "/v1/messages" and (episode is None or r.episode == episode)]
 
+    def script_batch_create(self, *faults: CreateFault) -> None:
+        """Queue how the next batch creates are answered (lost reply, error; made or not)."""
+        self._book.script_create(*faults)
+
+    def script_batch_list(self, *errors: HttpError) -> None:
+        """Queue errors for the next batch list requests."""
+        self._book.script_list(*errors)
+
+    def batches(self) -> list[FakeBatch]:
+        """Every batch made so far, oldest first (what the organisation would be billed for)."""
+        return self._book.all()
+
+    def batch_creates(self) -> list[RecordedRequest]:
+        """Recorded POST /v1/messages/batches requests (answered or not)."""
+        with self._lock:
+            return [r for r in self.requests if r.method == "POST" and r.path == "/v1/messages/batches"]
+
     def problems(self) -> list[str]:
         """Every check failure seen so far."""
         with self._lock:
@@ -115,7 +139,7 @@ class FakeMessagesServer:
 
     # -- internals (called from handler threads) -------------------------------------------------
 
-    def _next_action(self, episode: int | None) -> Action:
+    def _next_action(self, episode: int | None) -> Action | ItemOutcome:
         with self._lock:
             queue = self._per_episode.get(episode) if episode is not None else None
             if queue:
@@ -133,27 +157,15 @@ class FakeMessagesServer:
         with self._lock:
             self.requests.append(record)
 
-    def _message(self, body: dict[str, Any], action: Action) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _message(
+        self, body: dict[str, Any], action: Action | ItemOutcome
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """(status, JSON body, extra headers) answering one Messages request with an action."""
+        if isinstance(action, ItemOutcome):
+            action = HttpError(500, "api_error", f"fake server: ItemOutcome({action.type!r}) drawn outside a batch")
         if isinstance(action, HttpError):
-            error: dict[str, Any] = {"type": action.error_type, "message": action.message}
-            if action.error_code:
-                error["details"] = {"error_code": action.error_code}
-            headers = {} if action.retry_after_s is None else {"retry-after-ms": str(int(action.retry_after_s * 1000))}
-            return action.status, {"type": "error", "error": error}, headers
-        stop_details = None
-        stop_reason = "end_turn"
-        if isinstance(action, Refusal):
-            text, stop_reason = "", "refusal"
-            stop_details = {"type": "refusal", "category": action.category, "explanation": action.explanation}
-        elif isinstance(action, Malformed):
-            text = action.text
-        elif isinstance(action, SchemaBreak):
-            text = schema_breaking_text(body)
-        else:
-            reply = action.then if isinstance(action, Delay) else action
-            text = reply_text(body, reply, self.score_fn, self.uncertain_fn)
-            stop_reason = reply.stop_reason
+            return error_answer(action)
+        text, stop_reason, stop_details = answer_text(body, action, self.score_fn, self.uncertain_fn)
         with self._lock:
             usage = self.accounting.usage(body, text)
         message = {
@@ -169,15 +181,21 @@ class FakeMessagesServer:
         }
         return 200, message, {}
 
+    def _results_url(self, batch_id: str) -> str:
+        return f"{self.base_url}/v1/messages/batches/{batch_id}/results"
+
     def _batch_json(self, batch: FakeBatch) -> dict[str, Any]:
-        return batch_json(batch, f"{self.base_url}/v1/messages/batches/{batch.id}/results")
+        return batch_json(batch, self._results_url(batch.id))
 
     def _finish_batch(self, batch: FakeBatch) -> None:
-        def answer(params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-            status, payload, _ = self._message(params, self._next_action(episode_of(params)))
+        def answer(params: dict[str, Any], action: object) -> tuple[int, dict[str, Any]]:
+            status, payload, _ = self._message(params, action)  # type: ignore[arg-type]
             return status, payload
 
-        batch.results = batch_results(batch, answer, lambda: self._next_id("req"))
+        def draw(params: dict[str, Any]) -> Action | ItemOutcome:
+            return self._next_action(episode_of(params))
+
+        batch.results = batch_results(batch, draw, answer, lambda: self._next_id("req"))
 
 
 def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
@@ -218,20 +236,19 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
 
         def do_GET(self) -> None:
-            parts = self.path.split("?")[0].strip("/").split("/")
+            url = urlsplit(self.path)
+            parts = url.path.strip("/").split("/")
             server._record(RecordedRequest("GET", self.path, {}, [], None))
+            if parts == ["v1", "messages", "batches"]:
+                self._list_batches(dict(parse_qsl(url.query)))
+                return
             batch = (
-                server._batches.get(parts[3])
-                if len(parts) >= 4 and parts[:3] == ["v1", "messages", "batches"]
-                else None
+                server._book.get(parts[3]) if len(parts) >= 4 and parts[:3] == ["v1", "messages", "batches"] else None
             )
             if batch is None:
                 self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
             elif len(parts) == 4:
-                with server._lock:
-                    batch.polls += 1
-                    finish = batch.results is None and batch.polls > server.batch_polls_before_end
-                if finish:
+                if server._book.poll(batch, server.batch_polls_before_end):
                     server._finish_batch(batch)
                 self._send(200, server._batch_json(batch))
             elif batch.results is None:
@@ -239,6 +256,14 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
             else:
                 lines = "".join(json.dumps(r) + "\n" for r in batch.results).encode()
                 self._raw(200, lines, "application/binary")
+
+        def _list_batches(self, params: dict[str, str]) -> None:
+            error = server._book.next_list_fault()
+            if error is not None:
+                status, payload, extra = server._message({}, error)
+                self._send(status, payload, extra)
+                return
+            self._send(200, server._book.page(params, server._results_url))
 
         def _messages(self, body: dict[str, Any], headers: dict[str, str]) -> None:
             problems = check_request(body, headers, server.expected_model)
@@ -259,23 +284,27 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
             self._send(status, payload, extra)
 
         def _create_batch(self, body: dict[str, Any], headers: dict[str, str]) -> None:
-            problems = [
-                p
-                for item in body.get("requests", [])
-                for p in check_request(item.get("params", {}), headers, server.expected_model)
-            ]
-            ids = [item.get("custom_id") for item in body.get("requests", [])]
+            items = body.get("requests", [])
+            problems = [p for item in items for p in check_request(item.get("params", {}), headers,
+                                                                  server.expected_model)]  # fmt: skip
+            ids = [item.get("custom_id") for item in items]
             if len(set(ids)) != len(ids):
                 problems.append("duplicate custom_id in batch")
+            problems += [f"custom_id {i!r} is not 1-64 of [a-zA-Z0-9_-]" for i in ids if not CUSTOM_ID.match(str(i))]
             server._record(RecordedRequest("POST", "/v1/messages/batches", body, problems, None))
             if problems and server.reject_invalid:
                 self._send(
                     400, {"type": "error", "error": {"type": "invalid_request_error", "message": "; ".join(problems)}}
                 )
                 return
-            batch = FakeBatch(server._next_id("msgbatch"), list(body["requests"]), datetime.now(UTC))
-            with server._lock:
-                server._batches[batch.id] = batch
+            fault = server._book.next_create_fault()
+            batch = server._book.add(server._next_id("msgbatch"), items) if fault.created else None
+            if fault.delay_s:
+                time.sleep(fault.delay_s)
+            if fault.error is not None or batch is None:
+                status, payload, extra = server._message({}, fault.error or HttpError(500, "api_error"))
+                self._send(status, payload, extra)
+                return
             self._send(200, server._batch_json(batch))
 
         def _send(self, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None) -> None:

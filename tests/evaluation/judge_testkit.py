@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import io
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from PIL import Image
 
 from evaluation.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
@@ -67,3 +72,25 @@ def tiny_request(
     request = JudgeRequest(f"ep{pack.episode_index}-s0-first", model, 4000, "", prompt.system,
                            tuple(prompt.messages()), prompt.schema)  # fmt: skip
     return prompt, request
+
+
+def copy_dataset(source: Path, root: Path) -> Path:
+    """A copy of a dataset under another folder name (so another dataset id in the store)."""
+    shutil.copytree(source, root)
+    return root
+
+
+def nudge_episode_state(root: Path, episode: int, offset_deg: float = 1.0) -> None:
+    """Change one episode's recorded joint state in place (its fingerprint changes, the others' do not)."""
+    for path in sorted((root / "data").rglob("*.parquet")):
+        table = pq.read_table(path)
+        rows = pc.equal(table.column("episode_index"), episode).to_numpy(zero_copy_only=False)
+        if not rows.any():
+            continue
+        column = table.column("observation.state").combine_chunks()
+        width = column.type.list_size
+        state = column.flatten().to_numpy(zero_copy_only=False).reshape(len(column), width).copy()
+        state[rows] += np.float32(offset_deg)
+        new = pa.FixedSizeListArray.from_arrays(pa.array(state.reshape(-1), type=column.type.value_type), width)
+        index = table.schema.get_field_index("observation.state")
+        pq.write_table(table.set_column(index, table.schema.field(index), new), path)
