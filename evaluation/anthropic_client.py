@@ -2,8 +2,9 @@
 
 The SDK's own retries are switched off (`max_retries=0`) so every attempt is visible: each failure is
 classified (rate limit, overload, server error, timeout, connection), logged and retried with
-exponential backoff and jitter, honouring `retry-after`; a spend-limit 429, a bad request or an auth
-error is not retried.
+exponential backoff and jitter, honouring `retry-after`; a spend-limit 429, a bad request, a rejected
+key (401) or a refused permission (403) is not retried. With an `OverloadBreaker`, every reply is
+counted and no attempt starts once it is open (breaker.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import anthropic
 
+from evaluation.breaker import BREAKER_OPEN, OverloadBreaker
 from evaluation.config_checks import reject_non_finite
 from evaluation.cost import TokenUsage
 from evaluation.errors import ConfigError, JudgeCallError
@@ -25,6 +27,18 @@ from evaluation.judge_client import JudgeReply, JudgeRequest
 log = logging.getLogger(__name__)
 
 RETRYABLE_REASONS = frozenset({"rate_limited", "overloaded", "server_error", "timeout", "connection"})
+OVERLOAD_STATUSES = (529, 503)  # replies the breaker counts as overloaded (besides error type overloaded_error)
+
+
+class RetriedCallError(JudgeCallError):
+    """A `JudgeCallError` from `call_with_retries`, with the reason of each failure it retried."""
+
+    def __init__(
+        self, reason: str, detail: str, attempts: int, request_id: str | None, retry_reasons: tuple[str, ...]
+    ) -> None:
+        """Build the error; `retry_reasons` has one entry per retried attempt (attempts - 1 of them)."""
+        super().__init__(reason, detail, attempts, request_id)
+        self.retry_reasons = retry_reasons
 
 
 @dataclass(frozen=True)
@@ -73,40 +87,65 @@ def classify(error: Exception) -> tuple[str, str, float | None]:
             if error.error_code == "enforced_spend_limit_reached":
                 return "spend_limit", detail, None
             return "rate_limited", detail, retry_after
-        if status == 529:
+        if status == 529 or error.type == "overloaded_error":
             return "overloaded", detail, retry_after
         if status in (408, 409) or status >= 500:
             return "server_error", detail, retry_after
-        if status in (401, 403):
+        if status == 401:
             return "auth", detail, None
+        if status == 403:  # the key is valid but may not use this model or feature
+            return "permission", detail, None
         return "bad_request", detail, None
     return "other", f"{type(error).__name__}: {error}", None
 
 
+def is_overload(error: Exception) -> bool:
+    """Whether an SDK error is a reply saying the API is overloaded (what the breaker counts)."""
+    return isinstance(error, anthropic.APIStatusError) and (
+        error.status_code in OVERLOAD_STATUSES or error.type == "overloaded_error"
+    )
+
+
 def call_with_retries[T](
-    fn: Callable[[], T], retry: RetryPolicy, label: str, sleep: Callable[[float], None] = time.sleep
+    fn: Callable[[], T],
+    retry: RetryPolicy,
+    label: str,
+    sleep: Callable[[float], None] = time.sleep,
+    breaker: OverloadBreaker | None = None,
 ) -> tuple[T, int, tuple[str, ...]]:
-    """Call an SDK function, retrying transient failures.
+    """Call an SDK function, retrying transient failures; with a breaker, count replies and stop when it opens.
 
     Returns:
         The result, the number of attempts, and the reason of each retried failure.
 
     Raises:
-        JudgeCallError: A non-retryable failure, or the last retryable one.
+        RetriedCallError: A non-retryable failure, the last retryable one, or (reason `breaker_open`) an
+            attempt the open breaker refused; `attempts` counts the requests actually sent (0 when none was).
     """
     retries: list[str] = []
+    request_id = None
     for attempt in range(1, retry.max_attempts + 1):
+        if breaker is not None and breaker.is_open:  # the failure before (if any) is not retried: retries[:-1]
+            raise RetriedCallError(BREAKER_OPEN, breaker.reason(), attempt - 1, request_id, tuple(retries[:-1]))
         try:
-            return fn(), attempt, tuple(retries)
+            result = fn()
         except anthropic.AnthropicError as e:
             reason, detail, retry_after = classify(e)
             request_id = getattr(e, "request_id", None)
+            if breaker is not None and isinstance(e, anthropic.APIStatusError):
+                breaker.record_reply(overloaded=is_overload(e))
+                if breaker.is_open and reason in RETRYABLE_REASONS:  # this reply opened it (or another did)
+                    raise RetriedCallError(BREAKER_OPEN, breaker.reason(), attempt, request_id, tuple(retries)) from e
             if reason not in RETRYABLE_REASONS or attempt == retry.max_attempts:
-                raise JudgeCallError(reason, detail, attempt, request_id) from e
+                raise RetriedCallError(reason, detail, attempt, request_id, tuple(retries)) from e
             wait = retry.backoff_s(attempt, retry_after)
             log.warning("%s: %s (attempt %d/%d); retrying in %.2f s", label, detail, attempt, retry.max_attempts, wait)
             retries.append(reason)
             sleep(wait)
+            continue
+        if breaker is not None:
+            breaker.record_reply(overloaded=False)
+        return result, attempt, tuple(retries)
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
@@ -114,27 +153,33 @@ class AnthropicJudgeClient:
     """Judge client on the Messages API. Thread-safe (the SDK client is)."""
 
     def __init__(
-        self, client: anthropic.Anthropic, retry: RetryPolicy, sleep: Callable[[float], None] = time.sleep
+        self,
+        client: anthropic.Anthropic,
+        retry: RetryPolicy,
+        sleep: Callable[[float], None] = time.sleep,
+        breaker: OverloadBreaker | None = None,
     ) -> None:
-        """Wrap an SDK client (see `make_sdk_client`) with a retry policy."""
+        """Wrap an SDK client (see `make_sdk_client`) with a retry policy and, optionally, the run's breaker."""
         self.sdk = client
         self.retry = retry
+        self.breaker = breaker
         self._sleep = sleep
 
     def complete(self, request: JudgeRequest) -> JudgeReply:
         """Send a request; retry transient failures; return the reply (refusals included).
 
         Raises:
-            JudgeCallError: A non-retryable failure, or the last retryable one.
+            RetriedCallError: A non-retryable failure, the last retryable one, or the breaker is open.
         """
         params = request.params()
+        timeout = {} if request.timeout_s is None else {"timeout": request.timeout_s}
         timing: list[float] = []
 
         def send() -> anthropic.types.Message:
             timing.append(time.monotonic())
-            return self.sdk.messages.create(**params)
+            return self.sdk.messages.create(**params, **timeout)
 
-        message, attempts, retries = call_with_retries(send, self.retry, request.custom_id, self._sleep)
+        message, attempts, retries = call_with_retries(send, self.retry, request.custom_id, self._sleep, self.breaker)
         return reply_from_message(message, attempts, retries, time.monotonic() - timing[-1])
 
 

@@ -2,7 +2,8 @@
 
 `AnthropicJudgeClient` (anthropic_client.py) is the real implementation; tests drive it against a
 loopback server. Refusals come back as replies (they are billed and recorded); transport and server
-failures that outlive the retries raise `JudgeCallError`.
+failures that outlive the retries raise `JudgeCallError` (reason `breaker_open` when the run paused
+because the API is overloaded).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ class JudgeRequest:
     system: tuple[dict[str, Any], ...]  # system text blocks
     messages: tuple[dict[str, Any], ...]  # conversation, ending with a user turn
     schema: dict[str, Any]  # output JSON schema
+    timeout_s: float | None = None  # request timeout, seconds; None uses the client's (judge.request_timeout_s)
 
     def params(self) -> dict[str, Any]:
-        """Keyword arguments of `messages.create` (no sampling parameters: current models reject them)."""
+        """Keyword arguments of `messages.create` (no sampling parameters: current models reject them; no timeout)."""
         output_config: dict[str, Any] = {"format": {"type": "json_schema", "schema": self.schema}}
         if self.effort:
             output_config["effort"] = self.effort

@@ -1,5 +1,6 @@
 """The real anthropic SDK against the loopback Messages API: every scripted fault is handled."""
 
+from dataclasses import replace
 from functools import partial
 
 import anthropic
@@ -36,6 +37,7 @@ def _sample(server, client, pack=None):
         (HttpError(529, "overloaded_error"), "overloaded"),
         (HttpError(500, "api_error"), "server_error"),
         (HttpError(503, "api_error"), "server_error"),
+        (HttpError(503, "overloaded_error"), "overloaded"),
     ],
 )
 def test_transient_errors_are_retried_then_succeed(server, fault, reason):
@@ -81,6 +83,7 @@ def test_persistent_overload_fails_with_its_reason_after_the_last_attempt(server
         judge_client(server).complete(request)
     assert info.value.reason == "overloaded"
     assert info.value.attempts == 4
+    assert info.value.retry_reasons == ("overloaded",) * 3  # the fourth is the failure itself
     assert "Overloaded" in info.value.detail
     assert info.value.request_id.startswith("req_fake_")
 
@@ -91,6 +94,7 @@ def test_persistent_overload_fails_with_its_reason_after_the_last_attempt(server
         (HttpError(429, "rate_limit_error", error_code="enforced_spend_limit_reached"), "spend_limit"),
         (HttpError(400, "invalid_request_error", message="bad"), "bad_request"),
         (HttpError(401, "authentication_error"), "auth"),
+        (HttpError(403, "permission_error", message="no access to this model"), "permission"),
     ],
 )
 def test_permanent_errors_are_not_retried(server, fault, reason):
@@ -101,6 +105,13 @@ def test_permanent_errors_are_not_retried(server, fault, reason):
     assert info.value.reason == reason
     assert info.value.attempts == 1
     assert len(server.message_requests()) == 1
+
+
+def test_a_request_timeout_overrides_the_clients(server):
+    server.script(Delay(SHORT_TIMEOUT_S + 1.5))
+    _, request = tiny_request(tiny_pack(), RUBRIC)
+    reply = judge_client(server).complete(replace(request, timeout_s=SHORT_TIMEOUT_S))  # the client allows 10 s
+    assert reply.retry_reasons == ("timeout",)
 
 
 def test_server_checks_what_the_judge_sends(server):
