@@ -44,6 +44,7 @@ class JudgeModelConfig:
     model: str = DEFAULT_MODEL  # Anthropic model id; pin it, and re-calibrate when it changes
     samples: int = 5  # K calls per episode with perturbed frame times and view order, aggregated by median
     max_tokens: int = 8000  # output budget per call, adaptive thinking included, tokens
+    reask_max_tokens_cap: int = 32000  # a re-ask after a cut-off reply gets 2x max_tokens, at most this many tokens
     effort: str = ""  # output_config.effort: low, medium, high, xhigh or max; "" sends none (model default)
     request_timeout_s: float = 300.0  # one request may take this long before it is retried, seconds
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -65,6 +66,11 @@ class JudgeModelConfig:
             raise ConfigError(f"judge.samples={self.samples}; allowed: 1..15 (5 is recommended)")
         if self.max_tokens < 256:
             raise ConfigError(f"judge.max_tokens={self.max_tokens} must be >= 256 (thinking counts against it)")
+        if self.reask_max_tokens_cap < self.max_tokens:
+            raise ConfigError(
+                f"judge.reask_max_tokens_cap={self.reask_max_tokens_cap} is below judge.max_tokens={self.max_tokens}; "
+                f"pass --judge.reask_max_tokens_cap={2 * self.max_tokens}"
+            )
         if self.effort not in EFFORT_LEVELS:
             raise ConfigError(f"judge.effort={self.effort!r}; allowed: {list(EFFORT_LEVELS)}")
         if self.request_timeout_s <= 0 or self.chars_per_token <= 0:
@@ -82,7 +88,9 @@ class RunConfig:
     batch_poll_interval_s: float = 30.0  # how often a Message Batch is polled, seconds
     batch_max_wait_s: float = 86400.0  # give up waiting for a Message Batch after this long, seconds
     batch_max_requests: int = 2000  # requests per Message Batch (the API allows 100,000 or 256 MB)
-    max_estimated_cost_usd: float = 0.0  # refuse to start when the cost estimate exceeds this, USD; 0: no limit
+    max_estimated_cost_usd: float = 10.0  # refuse to start when the cost estimate exceeds this, USD (raise it for more)
+    allow_unknown_price: bool = False  # start although judge.model's price is unknown (then no cost limit holds)
+    pause_after_overloads: int = 20  # overloaded replies (529/503) in a row, all workers together, that pause the run
 
     def __post_init__(self) -> None:
         """Validate the fields."""
@@ -91,6 +99,13 @@ class RunConfig:
             raise ConfigError(f"run.concurrency={self.concurrency}; allowed: 1..64")
         if self.batch_poll_interval_s <= 0 or self.batch_max_wait_s <= 0 or self.batch_max_requests < 1:
             raise ConfigError("run.batch_poll_interval_s, run.batch_max_wait_s and run.batch_max_requests must be > 0")
+        if self.max_estimated_cost_usd <= 0:
+            raise ConfigError(
+                f"run.max_estimated_cost_usd={self.max_estimated_cost_usd} must be > 0 USD (0 no longer lifts the "
+                "limit); pass the most a run may cost, e.g. --run.max_estimated_cost_usd=50"
+            )
+        if self.pause_after_overloads < 1:
+            raise ConfigError(f"run.pause_after_overloads={self.pause_after_overloads} must be >= 1, e.g. 20")
 
 
 @dataclass(frozen=True)
@@ -160,6 +175,7 @@ def judgment_config(config: JudgeCommandConfig, rubric: Rubric) -> dict[str, Any
         "model": j.model,
         "samples": j.samples,
         "max_tokens": j.max_tokens,
+        "reask_max_tokens_cap": j.reask_max_tokens_cap,
         "effort": j.effort,
         "include_motion_summary": j.include_motion_summary,
         "prompt_hash": prompt_hash(rubric),

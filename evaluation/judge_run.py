@@ -6,6 +6,7 @@ Flow:
     pending --thread pool (run.concurrency)--> per episode: prepare, K samples (retry, re-ask), aggregate
         --> store: each call as it happens; the episode result in one transaction --> progress sink
     Ctrl-C (stop event): workers stop between samples; unfinished episodes stay unscored (resumable)
+    breaker open (the API overloaded, see breaker.py): the same, and the summary says the run paused
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import logging
 import threading
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from functools import partial
 
 from evaluation.anthropic_client import AnthropicJudgeClient
 from evaluation.batch_mode import run_batches
+from evaluation.breaker import BREAKER_OPEN
 from evaluation.config import JudgeCommandConfig, config_to_dict, judgment_hash
 from evaluation.cost import price_for
 from evaluation.episode_prep import build_request, custom_id, evidence_packs, prepare_episode, request_for
@@ -32,6 +33,7 @@ from evaluation.rubric import Rubric
 from evaluation.run_context import (
     EpisodeOutcome,
     NullProgress,
+    OverloadPauseError,
     ProgressSink,
     RunContext,
     StopRequestedError,
@@ -39,31 +41,14 @@ from evaluation.run_context import (
     finish_heuristic,
     record_failure,
 )
+from evaluation.run_summary import RunSummary, nothing_to_do, summarize, summary_detail
 from evaluation.sample_outcome import judge_sample
+from evaluation.sample_watch import SampleWatch, with_grown_budget
 from evaluation.store import EvaluationStore, RunRecord
 
 log = logging.getLogger(__name__)
 
-ABORT_REASONS = frozenset({"auth", "spend_limit", "bad_request"})  # retrying or moving on cannot help
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """What a run did."""
-
-    run_id: str | None  # None when there was nothing to do (no run is recorded)
-    config_hash: str  # judgment hash
-    episodes: int  # episodes selected
-    skipped: int  # already scored under this configuration
-    scored: int  # scored in this run
-    failed: int  # failed in this run
-    routed: int  # scored and routed to review
-    calls: int  # API requests
-    cost_usd: float  # from reported usage
-    input_tokens: int  # all input tokens reported
-    output_tokens: int  # output tokens reported
-    interrupted: bool  # stopped before the end
-    outcomes: tuple[EpisodeOutcome, ...]  # per episode, in completion order
+ABORT_REASONS = frozenset({"auth", "permission", "spend_limit", "bad_request"})  # retrying or moving on cannot help
 
 
 def select_pending(
@@ -103,6 +88,8 @@ def run_judge(
         progress: Progress sink (default: none).
         stop: Set it to stop between samples (Ctrl-C); the summary then says interrupted.
 
+    The summary says `paused` when the client's breaker opened (the API overloaded); the run is resumable.
+
     Raises:
         RunAbortedError: The API refused requests in a way retrying cannot fix (key, spend limit, parameters).
         JudgeCallError: A Message Batches call failed for good.
@@ -112,7 +99,7 @@ def run_judge(
     pending, skipped = select_pending(source, config, store, config_hash)
     progress.start(len(pending), skipped)
     if not pending:
-        return RunSummary(None, config_hash, skipped, skipped, 0, 0, 0, 0, 0.0, 0, 0, False, ())
+        return nothing_to_do(config_hash, skipped)
     heuristic = config.scorer == "heuristic"
     mode = "offline" if heuristic else ("batches" if config.run.use_message_batches else "sync")
     ctx = RunContext(
@@ -123,7 +110,7 @@ def run_judge(
     )  # fmt: skip
     store.start_run(_run_record(ctx, mode))
     outcomes: list[EpisodeOutcome] = []
-    interrupted = False
+    interrupted, paused = False, ""
     try:
         if heuristic:
             for ep, _ in pending:
@@ -135,22 +122,25 @@ def run_judge(
                 raise EvaluationError("run.use_message_batches needs the Anthropic judge client")
             outcomes, interrupted = run_batches(ctx, client, pending, progress)
         else:
-            outcomes, interrupted = _run_sync(ctx, client, pending, progress)
+            outcomes, interrupted, paused = _run_sync(ctx, client, pending, progress)
     except BaseException as e:
         store.add_run_event(ctx.run_id, "failed", {"error": repr(e)})
         raise
-    summary = _summary(ctx, len(pending) + skipped, skipped, outcomes, interrupted)
-    store.add_run_event(ctx.run_id, "interrupted" if interrupted else "finished", _summary_detail(summary))
+    summary = summarize(ctx, [ep.index for ep, _ in pending], skipped, outcomes, interrupted, paused)
+    event = "paused" if paused else ("interrupted" if interrupted else "finished")
+    store.add_run_event(ctx.run_id, event, summary_detail(summary))
     return summary
 
 
 def _run_sync(
     ctx: RunContext, client: JudgeClient | None, pending: list[tuple[EpisodeRecord, str]], progress: ProgressSink
-) -> tuple[list[EpisodeOutcome], bool]:
+) -> tuple[list[EpisodeOutcome], bool, str]:
+    """Judge on a thread pool; returns (outcomes, interrupted, why the run paused or "")."""
     if client is None:
         raise EvaluationError("scorer 'llm' needs a judge client (internal wiring error)")
     outcomes: list[EpisodeOutcome] = []
     aborted: RunAbortedError | None = None
+    paused = ""
     pool = ThreadPoolExecutor(max_workers=ctx.config.run.concurrency, thread_name_prefix="judge")
     futures: set[Future[EpisodeOutcome]] = {pool.submit(judge_episode, ctx, client, ep, fp) for ep, fp in pending}
     try:
@@ -166,6 +156,10 @@ def _run_sync(
             for fut in done:
                 try:
                     outcome = fut.result()
+                except OverloadPauseError as e:
+                    paused = paused or str(e)
+                    ctx.stop.set()  # episodes not yet started stay unscored; calls in flight finish
+                    continue
                 except StopRequestedError:
                     continue
                 except RunAbortedError as e:
@@ -178,7 +172,7 @@ def _run_sync(
         pool.shutdown(wait=False, cancel_futures=True)
     if aborted is not None:
         raise aborted
-    return outcomes, ctx.stop.is_set()
+    return outcomes, ctx.stop.is_set(), paused
 
 
 def judge_episode(ctx: RunContext, client: JudgeClient, episode: EpisodeRecord, fingerprint: str) -> EpisodeOutcome:
@@ -186,6 +180,7 @@ def judge_episode(ctx: RunContext, client: JudgeClient, episode: EpisodeRecord, 
 
     Raises:
         StopRequestedError: The run is stopping; nothing is recorded for this episode's aggregate.
+        OverloadPauseError: The breaker opened during a sample (the calls made are recorded).
     """
     if ctx.stop.is_set():
         raise StopRequestedError
@@ -202,22 +197,33 @@ def judge_episode(ctx: RunContext, client: JudgeClient, episode: EpisodeRecord, 
         if ctx.stop.is_set():
             raise StopRequestedError
         prompt, request = build_request(ctx.rubric, prepared, pack, config)
-
+        watch = SampleWatch(client)
         make = partial(_request, prompt=prompt, episode_index=episode.index, sample_index=pack.sample_index,
-                       config=config)  # fmt: skip
-        result = judge_sample(client, prompt, request, pack, ctx.rubric, call_ctx, make)
+                       config=config, watch=watch)  # fmt: skip
+        result = judge_sample(watch, prompt, request, pack, ctx.rubric, call_ctx, make)
         for call in result.calls:
-            ctx.store.record_call(call)
+            if call.attempts:  # a call the open breaker stopped before sending anything is not a call
+                ctx.store.record_call(watch.completed(call))
+        stopped = next((c for c in result.calls if c.failure_reason == BREAKER_OPEN), None)
+        if stopped is not None:
+            raise OverloadPauseError(stopped.failure_detail or BREAKER_OPEN)
         if result.failure_reason in ABORT_REASONS:
-            raise RunAbortedError(_abort_message(result.failure_reason, result.calls[-1].failure_detail or ""))
+            detail = result.calls[-1].failure_detail or ""
+            raise RunAbortedError(_abort_message(result.failure_reason, detail, config))
         samples.append(result)
     return finish_episode(ctx, prepared, samples)
 
 
-def _abort_message(reason: str, detail: str) -> str:
+def _abort_message(reason: str, detail: str, config: JudgeCommandConfig) -> str:
     match reason:
         case "auth":
-            return f"the API rejected the key ({detail}); check the key in judge.api_key_env (ANTHROPIC_API_KEY)"
+            return f"the API rejected the key ({detail}); check the key in ${config.judge.api_key_env}"
+        case "permission":
+            return (
+                f"the API accepted the key but refused this request ({detail}): the key lacks access to "
+                f"judge.model={config.judge.model!r} or to a feature the request uses; check the model name "
+                "(--judge.model=...) and the workspace's model access in the Anthropic Console"
+            )
         case "spend_limit":
             return f"the organisation's spend limit is reached ({detail}); raise it in the Console or wait"
         case _:
@@ -229,9 +235,11 @@ def _abort_message(reason: str, detail: str) -> str:
 
 def _request(
     messages: list[dict], kind: str, *, prompt: JudgePrompt, episode_index: int, sample_index: int,
-    config: JudgeCommandConfig,
+    config: JudgeCommandConfig, watch: SampleWatch,
 ) -> JudgeRequest:  # fmt: skip
-    return request_for(prompt, messages, custom_id(episode_index, sample_index, kind), config)
+    """A request of a sample (`kind` "reask" after an unusable reply); a re-ask after a cut-off gets a grown budget."""
+    request = request_for(prompt, messages, custom_id(episode_index, sample_index, kind), config)
+    return with_grown_budget(request, config.judge) if kind == "reask" and watch.cut_off else request
 
 
 def _run_record(ctx: RunContext, mode: str) -> RunRecord:
@@ -254,31 +262,3 @@ def _run_record(ctx: RunContext, mode: str) -> RunRecord:
         forced=config.run.force,
         sdk_version="" if heuristic else importlib.metadata.version("anthropic"),
     )
-
-
-def _summary(
-    ctx: RunContext, episodes: int, skipped: int, outcomes: list[EpisodeOutcome], interrupted: bool
-) -> RunSummary:
-    return RunSummary(
-        run_id=ctx.run_id,
-        config_hash=ctx.config_hash,
-        episodes=episodes,
-        skipped=skipped,
-        scored=sum(o.status == "scored" for o in outcomes),
-        failed=sum(o.status == "failed" for o in outcomes),
-        routed=sum(o.routed for o in outcomes if o.status == "scored"),
-        calls=sum(o.calls for o in outcomes),
-        cost_usd=sum(o.cost_usd for o in outcomes),
-        input_tokens=sum(o.usage.total_input_tokens for o in outcomes),
-        output_tokens=sum(o.usage.output_tokens for o in outcomes),
-        interrupted=interrupted,
-        outcomes=tuple(outcomes),
-    )
-
-
-def _summary_detail(s: RunSummary) -> dict[str, object]:
-    return {
-        "episodes": s.episodes, "skipped": s.skipped, "scored": s.scored, "failed": s.failed, "routed": s.routed,
-        "calls": s.calls, "cost_usd": round(s.cost_usd, 6), "input_tokens": s.input_tokens,
-        "output_tokens": s.output_tokens,
-    }  # fmt: skip

@@ -25,6 +25,13 @@ class StopRequestedError(Exception):
     """Raised inside a worker when the run is stopping (Ctrl-C); the episode is left unscored."""
 
 
+class OverloadPauseError(StopRequestedError):
+    """Raised inside a worker when the breaker opened during its episode: the run pauses, the episode stays unscored.
+
+    The message says why (how many overloaded replies in a row).
+    """
+
+
 @dataclass(frozen=True)
 class EpisodeOutcome:
     """Result of one episode, for progress display and the run summary."""

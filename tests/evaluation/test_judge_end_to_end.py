@@ -144,6 +144,14 @@ def test_every_server_fault_is_handled_while_the_batch_goes_on(dataset_root, tmp
         }
         flagged = store.query("SELECT kind, status, validation_errors_json FROM calls WHERE episode_index = 3")
         assert [(c["kind"], c["status"]) for c in flagged] == [("first", "invalid"), ("reask", "invalid")]
+        # Calls that failed for good keep the reasons of the attempts retried before the last one.
+        failed = store.query("SELECT episode_index, attempts, retry_reasons_json FROM calls WHERE status = 'failed'")
+        reasons = {c["episode_index"]: (c["attempts"], json.loads(c["retry_reasons_json"])) for c in failed}
+        assert reasons[0] == (2, ["overloaded"])
+        assert reasons[2] == (2, ["timeout"])
+        # 6 judge calls (episode 3 asked again) sent 9 requests: each of episodes 0-2 retried once.
+        assert (summary.calls, summary.requests, summary.retries) == (6, 9, 3)
+        assert summary.requests == len(server.message_requests())
         # Failed episodes are judged again by the next (unforced) run; the scored one is skipped.
         again = run_judge(source, RUBRIC, config, store, client)
         assert (again.skipped, again.scored, again.calls) == (1, 4, 4)
@@ -156,6 +164,7 @@ def test_every_server_fault_is_handled_while_the_batch_goes_on(dataset_root, tmp
         (HttpError(401, "authentication_error", message="invalid x-api-key"), "rejected the key"),
         (HttpError(429, "rate_limit_error", error_code="enforced_spend_limit_reached"), "spend limit"),
         (HttpError(404, "not_found_error", message="model: claude-sonnet-4-20250514"), "check judge.model"),
+        (HttpError(403, "permission_error", message="no access to this model"), "the key lacks access"),
     ],
 )
 def test_errors_no_retry_can_fix_stop_the_run(dataset_root, tmp_path, server, fault, message):
@@ -168,6 +177,49 @@ def test_errors_no_retry_can_fix_stop_the_run(dataset_root, tmp_path, server, fa
         assert store.query("SELECT event FROM run_events")[0]["event"] == "failed"
         assert store.query("SELECT COUNT(*) FROM episode_results")[0][0] == 0
     assert len(server.message_requests()) == 1  # not one request per episode and sample
+
+
+def test_a_403_says_what_a_403_means_not_that_the_key_was_rejected(dataset_root, tmp_path, server):
+    messages = {}
+    for status, kind in ((401, "authentication_error"), (403, "permission_error")):
+        server.script(HttpError(status, kind, message=f"scripted {status}"))
+        store_path = tmp_path / f"{status}.sqlite"
+        with EvaluationStore(store_path) as store, pytest.raises(RunAbortedError) as info:
+            run_judge(open_dataset(dataset_root), RUBRIC, judge_config(dataset_root, store_path, concurrency=1),
+                      store, judge_client(server))  # fmt: skip
+        messages[status] = str(info.value)
+    assert "rejected the key" in messages[401]
+    assert "$ANTHROPIC_API_KEY" in messages[401]
+    assert "rejected the key" not in messages[403]
+    assert "accepted the key" in messages[403]
+    assert "judge.model='claude-sonnet-5-5'" in messages[403]
+    assert "Console" in messages[403]
+    assert "scripted 403" in messages[403]
+
+
+def test_a_reply_cut_off_at_max_tokens_is_asked_again_with_twice_the_budget(dataset_root, tmp_path, server):
+    cut = Reply(text='{"R1": {"observ', stop_reason="max_tokens")
+    server.script(cut, Reply(), episode=0)  # cut off, then a full reply to the re-ask
+    server.script(Malformed(), Reply(), episode=1)  # unusable but not cut off: the budget stays
+    server.script(cut, cut, episode=2)  # cut off twice: flagged, asked again once only
+    store_path = tmp_path / "eval.sqlite"
+    config = judge_config(dataset_root, store_path, samples=1, concurrency=1)
+    config = replace(config, judge=replace(config.judge, max_tokens=8000, reask_max_tokens_cap=12000),
+                     dataset=replace(config.dataset, episodes=(0, 1, 2)))  # fmt: skip
+    with EvaluationStore(store_path) as store:
+        summary = run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server))
+        results = {r["episode_index"]: r["status"] for r in store.query("SELECT * FROM episode_results")}
+    assert results == {0: "scored", 1: "scored", 2: "failed"}
+    budgets = {ep: [r.body["max_tokens"] for r in server.message_requests(ep)] for ep in (0, 1, 2)}
+    assert budgets == {0: [8000, 12000], 1: [8000, 8000], 2: [8000, 12000]}  # 2 x 8000 capped at 12000
+    config = replace(config, judge=replace(config.judge, reask_max_tokens_cap=32000), run=replace(config.run,
+                     force=True), dataset=replace(config.dataset, episodes=(0,)))  # fmt: skip
+    server.script(cut, Reply(), episode=0)
+    with EvaluationStore(store_path) as store:
+        run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server))
+    assert [r.body["max_tokens"] for r in server.message_requests(0)][2:] == [8000, 16000]  # doubled
+    assert summary.calls == 6
+    assert server.problems() == []
 
 
 class _StopAfter:
