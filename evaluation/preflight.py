@@ -4,15 +4,18 @@ Flow:
 
     pending episodes --local estimate (exact prompt text, image sizes)--> calls
         --count_tokens on the first call (free; the API's own tokenizer)--> scale the estimate
-        --run.max_estimated_cost_usd--> go, or stop with a message
+        --run.max_estimated_cost_usd (default $10)--> go, or stop with the command that goes on
+    A model whose price is unknown cannot be held to the limit: refused unless run.allow_unknown_price.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, replace
 
 from evaluation.anthropic_client import AnthropicJudgeClient, call_with_retries
+from evaluation.command_line import CommandLine
 from evaluation.config import JudgeCommandConfig
 from evaluation.cost import RunEstimate, estimate_call, estimate_run, price_for
 from evaluation.dry_run import estimate_calls
@@ -39,11 +42,21 @@ def preflight(
     config: JudgeCommandConfig,
     pending: list[tuple[EpisodeRecord, str]],
     client: AnthropicJudgeClient | None,
+    command: CommandLine | None = None,
 ) -> Preflight:
     """Estimate the run; with a client, calibrate the estimate on the first call with `count_tokens`.
 
+    Args:
+        source: The opened dataset.
+        rubric: The rubric.
+        config: The command configuration.
+        pending: Episodes to judge, with their fingerprints.
+        client: Judge client for `count_tokens` (None: local estimate only).
+        command: The command as typed, so a refusal can print the command that goes on (None: the flag only).
+
     Raises:
-        EvaluationError: The estimate exceeds `run.max_estimated_cost_usd`.
+        EvaluationError: The estimate exceeds `run.max_estimated_cost_usd`, or the model's price is unknown
+            and `run.allow_unknown_price` is not set.
     """
     calls = estimate_calls(source, rubric, config, pending)
     local = counted = None
@@ -58,13 +71,37 @@ def preflight(
             ]  # fmt: skip
     price = price_for(config.judge.model, config.judge.input_usd_per_mtok, config.judge.output_usd_per_mtok)
     estimate = estimate_run(calls, price, batch=config.run.use_message_batches)
-    limit = config.run.max_estimated_cost_usd
-    if limit and estimate.usd is not None and estimate.usd > limit:
-        raise EvaluationError(
-            f"estimated cost ${estimate.usd:.2f} exceeds run.max_estimated_cost_usd=${limit:.2f}; raise the limit, "
-            "judge fewer episodes (--dataset.episodes=[...]) or fewer samples (--judge.samples)"
-        )
+    check_cost_limit(estimate, config, command)
     return Preflight(estimate, local, counted)
+
+
+def check_cost_limit(estimate: RunEstimate, config: JudgeCommandConfig, command: CommandLine | None = None) -> None:
+    """Refuse a run whose estimate exceeds the limit, or whose cost cannot be estimated (unknown price).
+
+    Raises:
+        EvaluationError: One line: what was refused and the command (or flag) that goes on.
+    """
+    limit = config.run.max_estimated_cost_usd
+    if estimate.usd is None:
+        if config.run.allow_unknown_price:
+            log.warning("the price of %s is unknown: no cost limit holds for this run", config.judge.model)
+            return
+        raise EvaluationError(
+            f"the price of judge.model={config.judge.model!r} is unknown, so the run cannot be held to "
+            f"run.max_estimated_cost_usd=${limit:.2f}; give its price (--judge.input_usd_per_mtok=<USD> "
+            "--judge.output_usd_per_mtok=<USD>), or run without a cost limit: "
+            + _go_on(command, "--run.allow_unknown_price=true")
+        )
+    if estimate.usd > limit:
+        raise EvaluationError(
+            f"estimated cost ${estimate.usd:.2f} exceeds run.max_estimated_cost_usd=${limit:.2f}; judge fewer "
+            "episodes (--dataset.episodes=[...]) or fewer samples (--judge.samples), or raise the limit: "
+            + _go_on(command, f"--run.max_estimated_cost_usd={math.ceil(estimate.usd)}")
+        )
+
+
+def _go_on(command: CommandLine | None, flag: str) -> str:
+    return command.with_args(flag) if command is not None else f"add {flag}"
 
 
 def _count_first_call(

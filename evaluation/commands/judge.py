@@ -21,9 +21,19 @@ Examples:
     # Judge again under the same configuration (a new run; old records stay), then export:
     so101-judge --dataset.root=outputs/datasets/fold_act --force --export.csv_path=act_scores.csv
 
+Cost: a run refuses to start when its estimate exceeds --run.max_estimated_cost_usd (default $10; the
+refusal prints the command with a limit that fits). A model whose price is unknown is refused too:
+give its price (--judge.input_usd_per_mtok, --judge.output_usd_per_mtok), or run it without a cost
+limit with --run.allow_unknown_price=true.
+
+Overload: after --run.pause_after_overloads (default 20) overloaded replies in a row (HTTP 529 or 503)
+across all workers, the run pauses: no new request starts, scored episodes are kept, and the command
+prints the command that resumes the rest.
+
 Flags: `--dry-run` and `--force` are short for `--dry_run=true` and `--run.force=true`; every other
 field takes `--section.field=value` (see below). Exit codes: 0 done, 2 configuration or input error,
-3 some episodes failed, 130 interrupted (run the same command again to resume).
+3 some episodes failed, 75 paused because the API is overloaded (resume later with the printed
+command), 130 interrupted (run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -37,22 +47,28 @@ import draccus
 from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from evaluation.anthropic_client import AnthropicJudgeClient, make_sdk_client
+from evaluation.breaker import OverloadBreaker
+from evaluation.command_line import CommandLine
 from evaluation.config import JudgeCommandConfig, judgment_hash
 from evaluation.dry_run import dry_run
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError, MissingApiKeyError
 from evaluation.export import export_scores
-from evaluation.judge_run import RunSummary, run_judge, select_pending
+from evaluation.judge_run import run_judge, select_pending
 from evaluation.preflight import preflight
 from evaluation.rubric import Rubric, load_rubric
 from evaluation.run_context import EpisodeOutcome
+from evaluation.run_summary import RunSummary
 from evaluation.store import EvaluationStore, default_store_path
 
 EXIT_OK, EXIT_USAGE, EXIT_FAILED_EPISODES, EXIT_INTERRUPTED = 0, 2, 3, 130
+EXIT_PAUSED = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again later
+PROGRAM = "so101-judge"
 _SHORT_FLAGS = {"--dry-run": "--dry_run=true", "--force": "--run.force=true"}
 
 console = Console(stderr=False)
@@ -102,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         config = draccus.parse(config_class=JudgeCommandConfig, args=argv)
-        return _run(config)
+        return _run(config, CommandLine(PROGRAM, tuple(argv)))
     except (EvaluationError, DecodingError, ParsingError) as e:
-        console.print(f"[red]error:[/red] {_root_cause(e)}", highlight=False)
+        console.print(f"[red]error:[/red] {escape(str(_root_cause(e)))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: run the same command again to resume (scored episodes are kept)")
@@ -121,7 +137,7 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
-def _run(config: JudgeCommandConfig) -> int:
+def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
     rubric = load_rubric(config.rubric_path)
     root = config.dataset.root
     if root is None:  # also checked when the configuration is parsed
@@ -150,9 +166,10 @@ def _run(config: JudgeCommandConfig) -> int:
         client = None
         if key:
             sdk = make_sdk_client(key, config.judge.base_url or None, config.judge.request_timeout_s)
-            client = AnthropicJudgeClient(sdk, config.judge.retry)
+            breaker = OverloadBreaker(config.run.pause_after_overloads)  # one per run, shared by all workers
+            client = AnthropicJudgeClient(sdk, config.judge.retry, breaker=breaker)
             pending, _ = select_pending(source, config, store, judgment_hash(config, rubric))
-            check = preflight(source, rubric, config, pending, client)
+            check = preflight(source, rubric, config, pending, client, command)
             estimate = check.estimate
             cost = "unknown price" if estimate.usd is None else f"${estimate.usd:.2f}"
             counted = "" if check.counted_tokens is None else (
@@ -169,10 +186,30 @@ def _run(config: JudgeCommandConfig) -> int:
             progress.stop()
         _print_summary(summary, config)
         _export(config, store)
+    resume = escape(resume_command(summary, config, command))
+    if summary.paused:
+        console.print(
+            f"[yellow]paused[/yellow]: the API is overloaded: {escape(summary.paused)}; no new requests were sent. "
+            f"Scored episodes are kept; in a few minutes, resume with: {resume}",
+            highlight=False, soft_wrap=True,
+        )  # fmt: skip
+        return EXIT_PAUSED
     if summary.interrupted:
-        console.print("[yellow]interrupted[/yellow]: run the same command again to resume (scored episodes are kept)")
+        console.print(f"[yellow]interrupted[/yellow]: scored episodes are kept; resume with: {resume}",
+                      highlight=False, soft_wrap=True)  # fmt: skip
         return EXIT_INTERRUPTED
     return EXIT_FAILED_EPISODES if summary.failed else EXIT_OK
+
+
+def resume_command(summary: RunSummary, config: JudgeCommandConfig, command: CommandLine) -> str:
+    """The command that judges what this run left unfinished (and nothing it finished).
+
+    Unforced, that is the same command: scored episodes are skipped. A forced run judges every episode
+    again, so its resume names the unfinished episodes.
+    """
+    if not config.run.force:
+        return command.with_args()
+    return command.with_args(f"--dataset.episodes=[{','.join(str(i) for i in summary.unfinished)}]")
 
 
 def _dry_run(config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, store_path: Path) -> int:
@@ -220,8 +257,9 @@ def _print_summary(summary: RunSummary, config: JudgeCommandConfig) -> None:
         console.print("[bold]heuristic scores[/bold]: joint motion and gripper events only; the cloth is not seen.")
     console.print(
         f"scored {summary.scored}, failed {summary.failed}, routed to review {summary.routed}, skipped "
-        f"{summary.skipped}; {summary.calls} API calls, {summary.input_tokens:,} input and {summary.output_tokens:,} "
-        f"output tokens, ${summary.cost_usd:.4f} (from reported usage)"
+        f"{summary.skipped}; {summary.calls} judge calls, {summary.requests} requests ({summary.retries} retries), "
+        f"{summary.input_tokens:,} input and {summary.output_tokens:,} output tokens, ${summary.cost_usd:.4f} "
+        "(from reported usage)"
     )
 
 

@@ -1,7 +1,13 @@
+import re
+import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from evaluation.command_line import CommandLine
+from evaluation.commands.judge import EXIT_OK, EXIT_USAGE, main
+from evaluation.config import RunConfig
 from evaluation.cost import (
     CallEstimate,
     Price,
@@ -14,7 +20,10 @@ from evaluation.cost import (
 )
 from evaluation.episode_prep import build_request, evidence_packs, placeholder_pack, prepare_episode
 from evaluation.episode_source import open_dataset
+from evaluation.errors import ConfigError, EvaluationError
+from evaluation.preflight import preflight
 from evaluation.rubric import load_rubric
+from evaluation.testing.fake_messages_server import FakeMessagesServer
 from tests.evaluation.judge_testkit import judge_client, judge_config
 
 
@@ -75,3 +84,55 @@ def test_estimate_agrees_with_the_usage_the_server_reports(dataset_root: Path, t
     price = price_for(config.judge.model)
     reported = sum(cost_usd(u, price) for u in usages)
     assert estimate_run(estimates, price, batch=False).usd == pytest.approx(reported, rel=0.02)
+
+
+def _pending(source):
+    return [(ep, source.fingerprint(ep)) for ep in source.episodes]
+
+
+def test_the_default_limit_refuses_an_over_budget_run_and_names_the_limit_that_fits(dataset_root: Path, tmp_path):
+    config = judge_config(dataset_root, tmp_path / "s.sqlite", samples=5)
+    assert config.run.max_estimated_cost_usd == 10.0  # the default, not "no limit"
+    config = replace(config, judge=replace(config.judge, input_usd_per_mtok=1000.0, output_usd_per_mtok=1000.0))
+    source = open_dataset(dataset_root)
+    command = CommandLine("so101-judge", (f"--dataset.root={dataset_root}", "--run.max_estimated_cost_usd=10"))
+    with pytest.raises(EvaluationError) as info:
+        preflight(source, load_rubric(), config, _pending(source), None, command)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "exceeds run.max_estimated_cost_usd=$10.00" in message
+    found = re.search(r"(so101-judge .*)$", message)
+    args = shlex.split(found.group(1))
+    assert args[:2] == ["so101-judge", f"--dataset.root={dataset_root}"]
+    (limit_arg,) = [a for a in args if a.startswith("--run.max_estimated_cost_usd=")]  # replaced, not added
+    limit = float(limit_arg.split("=")[1])
+    estimate = preflight(source, load_rubric(), replace(config, run=replace(config.run, max_estimated_cost_usd=limit)),
+                         _pending(source), None).estimate  # fmt: skip
+    assert 10.0 < estimate.usd <= limit
+
+
+def test_a_limit_of_zero_no_longer_means_no_limit():
+    with pytest.raises(ConfigError, match="max_estimated_cost_usd=0"):
+        RunConfig(max_estimated_cost_usd=0.0)
+
+
+def test_unknown_price_is_refused_without_the_override_and_accepted_with_it(dataset_root, tmp_path, capsys,
+                                                                            monkeypatch):  # fmt: skip
+    """Through so101-judge: the refusal is one line ending in a command that, pasted, runs the job."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with FakeMessagesServer() as server:  # answers any model
+        args = [f"--dataset.root={dataset_root}", f"--store.path={tmp_path / 's.sqlite'}", "--judge.samples=1",
+                "--judge.model=claude-some-future-model", f"--judge.base_url={server.base_url}"]  # fmt: skip
+        assert main(args) == EXIT_USAGE
+        lines = [line for line in capsys.readouterr().out.splitlines() if "error:" in line]
+        (line,) = lines
+        assert "price of judge.model='claude-some-future-model' is unknown" in line
+        assert "--judge.input_usd_per_mtok=<USD>" in line
+        assert server.message_requests() == []  # refused before any judge call
+        pasted = shlex.split(line[line.index("so101-judge ") :])
+        assert pasted[0] == "so101-judge"
+        assert pasted[-1] == "--run.allow_unknown_price=true"
+        assert pasted[1:-1] == args
+        assert main(pasted[1:]) == EXIT_OK
+        assert len(server.message_requests()) == 5
+        assert "scored 5" in " ".join(capsys.readouterr().out.split())
