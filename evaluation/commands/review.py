@@ -78,8 +78,12 @@ def _root_cause(error: BaseException) -> BaseException:
 
 
 def _stop_on_terminal_signals() -> None:
-    """SIGTERM and SIGHUP (a closed SSH session) stop the server like Ctrl+C: the same message, exit 0."""
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    """Ctrl+C, SIGTERM and SIGHUP (a closed SSH session) stop the server: the same message, exit 0.
+
+    SIGINT too, explicitly: a process started in the background of a script inherits SIGINT ignored,
+    and Python then leaves it ignored (Ctrl+C did nothing when the suite ran from such a script).
+    """
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.default_int_handler)
 
 
