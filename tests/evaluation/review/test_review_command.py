@@ -73,12 +73,22 @@ def test_a_missing_dataset_is_explained(tmp_path: Path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
-def test_served_on_all_interfaces_with_a_token_then_stopped(signum, dataset_root: Path, judged_store: Path):
+def _as_a_background_job() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a script's `cmd &` hands its child
+
+
+@pytest.mark.parametrize(
+    ("signum", "start"),
+    [(signal.SIGINT, None), (signal.SIGINT, _as_a_background_job), (signal.SIGTERM, None)],
+    ids=["ctrl_c", "ctrl_c_started_with_sigint_ignored", "sigterm"],
+)
+def test_served_on_all_interfaces_with_a_token_then_stopped(signum, start, dataset_root: Path, judged_store: Path):
     env = os.environ | {"SO101_REVIEW_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
     args = [sys.executable, "-m", "evaluation.commands.review", f"--dataset.root={dataset_root}",
             f"--store_path={judged_store}", "--server.host=0.0.0.0", "--server.port=0", "--reviewer=ana"]  # fmt: skip
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=start
+    )
     lines: list[str] = []
     found = threading.Event()
 
@@ -113,7 +123,9 @@ def test_served_on_all_interfaces_with_a_token_then_stopped(signum, dataset_root
             stuck = realtime_threads()
             stack_dump(proc)  # the stacks arrive on its output
             reader.join(timeout=10)
-            raise AssertionError(f"so101-review still running 60 s after {signum!r}:\n{''.join(lines)}\n{stuck}") from None
+            raise AssertionError(
+                f"so101-review still running 60 s after {signum!r}:\n{''.join(lines)}\n{stuck}"
+            ) from None
         reader.join(timeout=10)
     out = "".join(lines)
     assert code == 0, out
