@@ -30,17 +30,6 @@ RETRYABLE_REASONS = frozenset({"rate_limited", "overloaded", "server_error", "ti
 OVERLOAD_STATUSES = (529, 503)  # replies the breaker counts as overloaded (besides error type overloaded_error)
 
 
-class RetriedCallError(JudgeCallError):
-    """A `JudgeCallError` from `call_with_retries`, with the reason of each failure it retried."""
-
-    def __init__(
-        self, reason: str, detail: str, attempts: int, request_id: str | None, retry_reasons: tuple[str, ...]
-    ) -> None:
-        """Build the error; `retry_reasons` has one entry per retried attempt (attempts - 1 of them)."""
-        super().__init__(reason, detail, attempts, request_id)
-        self.retry_reasons = retry_reasons
-
-
 @dataclass(frozen=True)
 class RetryPolicy:
     """How transient failures are retried."""
@@ -119,14 +108,14 @@ def call_with_retries[T](
         The result, the number of attempts, and the reason of each retried failure.
 
     Raises:
-        RetriedCallError: A non-retryable failure, the last retryable one, or (reason `breaker_open`) an
+        JudgeCallError: A non-retryable failure, the last retryable one, or (reason `breaker_open`) an
             attempt the open breaker refused; `attempts` counts the requests actually sent (0 when none was).
     """
     retries: list[str] = []
     request_id = None
     for attempt in range(1, retry.max_attempts + 1):
         if breaker is not None and breaker.is_open:  # the failure before (if any) is not retried: retries[:-1]
-            raise RetriedCallError(BREAKER_OPEN, breaker.reason(), attempt - 1, request_id, tuple(retries[:-1]))
+            raise JudgeCallError(BREAKER_OPEN, breaker.reason(), attempt - 1, request_id, tuple(retries[:-1]))
         try:
             result = fn()
         except anthropic.AnthropicError as e:
@@ -135,9 +124,9 @@ def call_with_retries[T](
             if breaker is not None and isinstance(e, anthropic.APIStatusError):
                 breaker.record_reply(overloaded=is_overload(e))
                 if breaker.is_open and reason in RETRYABLE_REASONS:  # this reply opened it (or another did)
-                    raise RetriedCallError(BREAKER_OPEN, breaker.reason(), attempt, request_id, tuple(retries)) from e
+                    raise JudgeCallError(BREAKER_OPEN, breaker.reason(), attempt, request_id, tuple(retries)) from e
             if reason not in RETRYABLE_REASONS or attempt == retry.max_attempts:
-                raise RetriedCallError(reason, detail, attempt, request_id, tuple(retries)) from e
+                raise JudgeCallError(reason, detail, attempt, request_id, tuple(retries)) from e
             wait = retry.backoff_s(attempt, retry_after)
             log.warning("%s: %s (attempt %d/%d); retrying in %.2f s", label, detail, attempt, retry.max_attempts, wait)
             retries.append(reason)
@@ -169,7 +158,7 @@ class AnthropicJudgeClient:
         """Send a request; retry transient failures; return the reply (refusals included).
 
         Raises:
-            RetriedCallError: A non-retryable failure, the last retryable one, or the breaker is open.
+            JudgeCallError: A non-retryable failure, the last retryable one, or the breaker is open.
         """
         params = request.params()
         timeout = {} if request.timeout_s is None else {"timeout": request.timeout_s}

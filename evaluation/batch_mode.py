@@ -30,12 +30,21 @@ from typing import Any
 
 from evaluation.anthropic_client import AnthropicJudgeClient, call_with_retries, reply_from_message
 from evaluation.batch_submit import reconcile_orphans, submit_batch
+from evaluation.breaker import BREAKER_OPEN
 from evaluation.episode_prep import build_request, custom_id, evidence_packs, prepare_episode, request_for
 from evaluation.episode_source import EpisodeRecord
 from evaluation.errors import EvaluationError, JudgeCallError
 from evaluation.judge_client import JudgeReply, JudgeRequest
-from evaluation.run_context import EpisodeOutcome, ProgressSink, RunContext, finish_episode, record_failure
+from evaluation.run_context import (
+    EpisodeOutcome,
+    OverloadPauseError,
+    ProgressSink,
+    RunContext,
+    finish_episode,
+    record_failure,
+)
 from evaluation.sample_outcome import failed_call, judge_sample
+from evaluation.sample_watch import SampleWatch, with_grown_budget
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +69,12 @@ class _Source:
 
 def run_batches(
     ctx: RunContext, client: AnthropicJudgeClient, pending: list[tuple[EpisodeRecord, str]], progress: ProgressSink
-) -> tuple[list[EpisodeOutcome], bool]:
-    """Judge pending episodes through Message Batches; returns (outcomes, interrupted)."""
+) -> tuple[list[EpisodeOutcome], bool, str]:
+    """Judge pending episodes through Message Batches; returns (outcomes, interrupted, why the run paused or "").
+
+    The overload breaker opening during a re-ask pauses the run: the job stays open, and the next
+    run collects the episodes this one did not finish from the same batch results.
+    """
     todo = {ep.index: (ep, fp) for ep, fp in pending}
     reconcile_orphans(ctx, client)
     jobs = _claim_open_jobs(ctx, todo)
@@ -71,7 +84,7 @@ def run_batches(
     outcomes: list[EpisodeOutcome] = []
     for start in range(0, len(fresh), per_batch):
         if ctx.stop.is_set():
-            return outcomes, True
+            return outcomes, True, ""
         job, failed = _submit(ctx, client, fresh[start : start + per_batch])
         outcomes += failed
         for o in failed:
@@ -83,8 +96,15 @@ def run_batches(
         job = queue.popleft()
         if not _wait(ctx, client, job.batch_id):
             log.warning("Message Batch %s is still processing; run the same command again to collect it", job.batch_id)
-            return outcomes, True
-        collected, follow_up = _collect(ctx, client, job, todo)
+            return outcomes, True, ""
+        collected: list[EpisodeOutcome] = []
+        try:
+            follow_up = _collect(ctx, client, job, todo, collected)
+        except OverloadPauseError as e:
+            outcomes += collected
+            for outcome in collected:
+                progress.advance(outcome)
+            return outcomes, True, str(e)
         for outcome in collected:
             outcomes.append(outcome)
             progress.advance(outcome)
@@ -94,7 +114,7 @@ def run_batches(
             log.info("Message Batch %s stays open for episodes this run did not select", job.batch_id)
         else:
             ctx.store.add_batch_event(job.batch_id, "collected")
-    return outcomes, False
+    return outcomes, False, ""
 
 
 def _claim_open_jobs(ctx: RunContext, todo: dict[int, tuple[EpisodeRecord, str]]) -> list[_Job]:
@@ -159,11 +179,15 @@ def _wait(ctx: RunContext, client: AnthropicJudgeClient, batch_id: str) -> bool:
 
 
 def _collect(
-    ctx: RunContext, client: AnthropicJudgeClient, job: _Job, todo: dict[int, tuple[EpisodeRecord, str]]
-) -> tuple[list[EpisodeOutcome], _Job | None]:
-    """Finish the job's episodes; returns their outcomes and the follow-up job of resubmitted items, if any."""
+    ctx: RunContext, client: AnthropicJudgeClient, job: _Job, todo: dict[int, tuple[EpisodeRecord, str]],
+    outcomes: list[EpisodeOutcome],
+) -> _Job | None:  # fmt: skip
+    """Finish the job's episodes into `outcomes`; returns the follow-up job of resubmitted items, if any.
+
+    Raises:
+        OverloadPauseError: The breaker opened during a re-ask (that episode stays unscored).
+    """
     results = _Results(client)
-    outcomes: list[EpisodeOutcome] = []
     again: list[tuple[JudgeRequest, dict[str, Any]]] = []
     for index in sorted(job.episodes):
         if index not in todo:
@@ -200,18 +224,23 @@ def _collect(
         todo.pop(index)
         samples = []
         for prompt, request, pack, first, batch_id in ready:
-            make = partial(_request, prompt=prompt, ctx=ctx, episode=ep.index, sample=pack.sample_index)
-            sample = judge_sample(client, prompt, request, pack, ctx.rubric, call_ctx, make, first, batch_id)
+            watch = SampleWatch(client, first)
+            make = partial(_request, prompt=prompt, ctx=ctx, episode=ep.index, sample=pack.sample_index, watch=watch)
+            sample = judge_sample(watch, prompt, request, pack, ctx.rubric, call_ctx, make, first, batch_id)
             for call in sample.calls:
-                ctx.store.record_call(call)
+                if call.attempts or call.failure_reason != BREAKER_OPEN:  # stopped before sending: not a call
+                    ctx.store.record_call(call)
+            stopped = next((c for c in sample.calls if c.failure_reason == BREAKER_OPEN), None)
+            if stopped is not None:
+                raise OverloadPauseError(stopped.failure_detail or BREAKER_OPEN)
             samples.append(sample)
         outcomes.append(finish_episode(ctx, prepared, samples))
     if not again:
-        return outcomes, None
+        return None
     batch_id, meta = submit_batch(ctx, client, again)
     log.info("resubmitted %d expired, canceled or missing requests of %s as %s", len(meta), job.batch_id, batch_id)
     ctx.store.add_batch_event(job.batch_id, "resubmitted", {"batch_id": batch_id, "custom_ids": sorted(meta)})
-    return outcomes, _Job(batch_id, meta, frozenset(e["episode"] for e in meta.values()))
+    return _Job(batch_id, meta, frozenset(e["episode"] for e in meta.values()))
 
 
 def _sources(job: _Job, episode: int) -> dict[int, _Source]:
@@ -262,5 +291,9 @@ def _reply(result: Any, cid: str) -> JudgeReply | JudgeCallError:
             return JudgeCallError("batch_canceled", "the request was canceled")
 
 
-def _request(messages: list[dict], kind: str, *, prompt: Any, ctx: RunContext, episode: int, sample: int) -> Any:
-    return request_for(prompt, messages, custom_id(episode, sample, kind), ctx.config)
+def _request(
+    messages: list[dict], kind: str, *, prompt: Any, ctx: RunContext, episode: int, sample: int, watch: SampleWatch
+) -> JudgeRequest:
+    """A re-ask of a batch sample (synchronous); after a reply cut off at max_tokens it gets a grown budget."""
+    request = request_for(prompt, messages, custom_id(episode, sample, kind), ctx.config)
+    return with_grown_budget(request, ctx.config.judge) if kind == "reask" and watch.cut_off else request

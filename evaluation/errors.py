@@ -40,10 +40,15 @@ class JudgeCallError(EvaluationError):
     """A judge call failed after its retries; `reason` is a short machine-readable code.
 
     Reasons: `rate_limited`, `spend_limit`, `overloaded`, `server_error`, `timeout`, `connection`,
-    `bad_request`, `auth`, `refusal`, `batch_errored`, `batch_expired`, `batch_canceled`, `other`.
+    `bad_request`, `auth` (401: the key is rejected), `permission` (403: the key lacks access),
+    `refusal`, `breaker_open` (the run's overload breaker stopped it), `batch_errored`,
+    `batch_expired`, `batch_canceled`, `other`.
     """
 
-    def __init__(self, reason: str, detail: str, attempts: int = 1, request_id: str | None = None) -> None:
+    def __init__(
+        self, reason: str, detail: str, attempts: int = 1, request_id: str | None = None,
+        retry_reasons: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         """Build the error.
 
         Args:
@@ -51,9 +56,11 @@ class JudgeCallError(EvaluationError):
             detail: Human-readable detail, e.g. the server's error message.
             attempts: How many requests were sent before giving up.
             request_id: The last request id the server reported, if any.
+            retry_reasons: The reason of each failed attempt that was retried (attempts - 1 of them).
         """
         super().__init__(f"judge call failed ({reason}) after {attempts} attempt(s): {detail}")
         self.reason = reason
         self.detail = detail
         self.attempts = attempts
         self.request_id = request_id
+        self.retry_reasons = retry_reasons

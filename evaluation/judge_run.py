@@ -120,7 +120,7 @@ def run_judge(
         elif mode == "batches":
             if not isinstance(client, AnthropicJudgeClient):
                 raise EvaluationError("run.use_message_batches needs the Anthropic judge client")
-            outcomes, interrupted = run_batches(ctx, client, pending, progress)
+            outcomes, interrupted, paused = run_batches(ctx, client, pending, progress)
         else:
             outcomes, interrupted, paused = _run_sync(ctx, client, pending, progress)
     except BaseException as e:
@@ -203,7 +203,7 @@ def judge_episode(ctx: RunContext, client: JudgeClient, episode: EpisodeRecord, 
         result = judge_sample(watch, prompt, request, pack, ctx.rubric, call_ctx, make)
         for call in result.calls:
             if call.attempts:  # a call the open breaker stopped before sending anything is not a call
-                ctx.store.record_call(watch.completed(call))
+                ctx.store.record_call(call)
         stopped = next((c for c in result.calls if c.failure_reason == BREAKER_OPEN), None)
         if stopped is not None:
             raise OverloadPauseError(stopped.failure_detail or BREAKER_OPEN)

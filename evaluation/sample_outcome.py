@@ -82,6 +82,7 @@ def failed_call(
         sample_index=pack.sample_index, kind=kind, custom_id=request.custom_id, status="failed",
         frame_manifest=pack.manifest(), attempts=error.attempts, failure_reason=error.reason,
         failure_detail=error.detail, request_id=error.request_id, batch_id=batch_id,
+        retry_reasons=error.retry_reasons,
     )  # fmt: skip
 
 

@@ -1,42 +1,34 @@
-"""One sample's view of its calls: the budget of a re-ask after a cut-off reply, and lost retry reasons.
+"""One sample's view of its calls: whether the last reply was cut off, for the budget of its re-ask.
 
-`judge_sample` builds the re-ask through a callback that sees only the messages, and records a
-failed call from the error without its retry reasons. `SampleWatch` wraps the judge client for
-one sample and keeps both facts, so the runner can give the re-ask a larger budget and complete
-the call records:
+`judge_sample` builds a re-ask through a callback that sees only the messages, not why the reply
+before it was unusable. `SampleWatch` wraps the judge client for one sample and remembers the last
+reply's stop reason, so the callback can give a re-ask after a `max_tokens` stop a larger budget:
 
     judge_sample --complete--> SampleWatch --complete--> JudgeClient
-                               remembers: the last reply's stop reason, each failed call's retry reasons
+                               remembers: the last reply's stop reason
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from evaluation.anthropic_client import RetriedCallError
 from evaluation.config import JudgeModelConfig
 from evaluation.errors import JudgeCallError
 from evaluation.judge_client import JudgeClient, JudgeReply, JudgeRequest
-from evaluation.store import CallRecord
 
 
 class SampleWatch:
-    """A judge client for one sample that remembers what its caller cannot see. Not shared between threads."""
+    """A judge client for one sample that remembers its last reply's stop reason. Not shared between threads."""
 
-    def __init__(self, client: JudgeClient) -> None:
-        """Wrap the run's client for one sample."""
+    def __init__(self, client: JudgeClient, first: JudgeReply | JudgeCallError | None = None) -> None:
+        """Wrap the run's client for one sample; `first` is a reply obtained elsewhere (a Message Batch's)."""
         self._client = client
-        self._last_stop_reason: str | None = None
-        self._retry_reasons: dict[str, tuple[str, ...]] = {}
+        self._last_stop_reason = first.stop_reason if isinstance(first, JudgeReply) else None
 
     def complete(self, request: JudgeRequest) -> JudgeReply:
-        """Send through the wrapped client, noting the stop reason or the failed call's retry reasons."""
-        try:
-            reply = self._client.complete(request)
-        except JudgeCallError as e:
-            self._last_stop_reason = None
-            self._retry_reasons[request.custom_id] = e.retry_reasons if isinstance(e, RetriedCallError) else ()
-            raise
+        """Send through the wrapped client, noting the reply's stop reason."""
+        self._last_stop_reason = None
+        reply = self._client.complete(request)
         self._last_stop_reason = reply.stop_reason
         return reply
 
@@ -44,13 +36,6 @@ class SampleWatch:
     def cut_off(self) -> bool:
         """Whether the last reply stopped at max_tokens."""
         return self._last_stop_reason == "max_tokens"
-
-    def completed(self, call: CallRecord) -> CallRecord:
-        """The record with the retry reasons of its failed call, when the record lacks them."""
-        reasons = self._retry_reasons.get(call.custom_id, ())
-        if call.status != "failed" or call.retry_reasons or not reasons:
-            return call
-        return replace(call, retry_reasons=reasons)
 
 
 def with_grown_budget(request: JudgeRequest, judge: JudgeModelConfig) -> JudgeRequest:

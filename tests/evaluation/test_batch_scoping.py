@@ -2,17 +2,20 @@
 expired and canceled items are submitted once more. The real SDK, the loopback API, real SQLite."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from evaluation.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
+from evaluation.breaker import OverloadBreaker
 from evaluation.episode_source import open_dataset
 from evaluation.errors import JudgeCallError
 from evaluation.judge_run import run_judge
 from evaluation.rubric import load_rubric
 from evaluation.run_context import EpisodeOutcome, NullProgress
 from evaluation.store import EvaluationStore
-from evaluation.testing.fake_api_script import HttpError
+from evaluation.testing.fake_api_script import HttpError, Malformed, Reply
 from evaluation.testing.fake_batches import CreateFault, ItemOutcome
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from tests.evaluation.judge_testkit import (
@@ -220,3 +223,43 @@ def test_a_follow_up_batch_is_collected_after_a_restart_with_its_siblings(datase
         assert (
             store.query("SELECT samples_valid FROM episode_results WHERE run_id = ?", (second_run.run_id,))[0][0] == 2
         )
+
+
+def test_a_batch_reply_cut_off_at_max_tokens_is_asked_again_with_twice_the_budget(dataset_root, tmp_path, server):
+    server.script(Reply(text='{"R1": {"observ', stop_reason="max_tokens"), Reply(), episode=0)
+    store_path = tmp_path / "eval.sqlite"
+    config = _config(dataset_root, store_path)
+    config = replace(config, judge=replace(config.judge, max_tokens=8000), dataset=replace(config.dataset,
+                     episodes=(0,)))  # fmt: skip
+    with EvaluationStore(store_path) as store:
+        summary = run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server))
+    assert summary.scored == 1
+    (create,) = server.batch_creates()
+    assert [item["params"]["max_tokens"] for item in create.body["requests"]] == [8000]
+    assert [r.body["max_tokens"] for r in server.message_requests(0)] == [16000]  # the synchronous re-ask
+
+
+def test_the_breaker_opening_during_a_batch_re_ask_pauses_the_run_and_the_next_run_finishes(
+    dataset_root, tmp_path, server
+):
+    overloaded = HttpError(529, "overloaded_error", message="Overloaded")
+    server.script(Malformed(), *[overloaded] * 4, episode=1)  # its re-ask meets the outage
+    store_path = tmp_path / "eval.sqlite"
+    config = _config(dataset_root, store_path, concurrency=1, pause_after_overloads=4)
+    retry = RetryPolicy(max_attempts=8, initial_backoff_s=0.001, max_backoff_s=0.002)
+    client = AnthropicJudgeClient(make_sdk_client("test-key", server.base_url, SHORT_TIMEOUT_S), retry,
+                                  breaker=OverloadBreaker(config.run.pause_after_overloads))  # fmt: skip
+    with EvaluationStore(store_path) as store:
+        first = run_judge(open_dataset(dataset_root), RUBRIC, config, store, client)
+        assert "4 requests in a row were answered overloaded" in first.paused
+        assert first.interrupted
+        assert len(server.message_requests(1)) == 4  # no fifth request once the breaker opened
+        (job,) = store.open_batch_jobs(first.config_hash, "fold_virtual")  # left open for the next run
+        creates = len(server.batch_creates())
+        second = run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server))
+        scored = {r["episode_index"] for r in store.query("SELECT episode_index FROM latest_episode_results")}
+        events = [event for event, _ in _events(store, job.batch_id)]
+    assert len(server.batch_creates()) == creates  # collected from the same batch: nothing paid twice
+    assert not second.interrupted
+    assert scored == {0, 1, 2, 3, 4}
+    assert events[-1] == "collected"
