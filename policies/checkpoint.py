@@ -7,8 +7,15 @@
     load_policy(checkpoint, device="auto")   model.safetensors + LeRobot's pre/post-processors  ->  LoadedPolicy
 
 A source is a local directory as `lerobot-train` writes it (`.../checkpoints/last/pretrained_model`,
-or its parent `last`) or a hub id (`owner/name`, only when online or already in the HF cache).
-Every missing or unreadable file is named in a `CheckpointError` with the next step.
+or its parent `last`). A hub id is refused with the command that downloads it (`hf download`): the
+files are then checked here like any folder's. Every missing or unreadable file is named in a
+`CheckpointError` with the next step.
+
+Loading a checkpoint runs no code it names. Each processor step must be one of LeRobot's ACT and
+SmolVLA steps (`policies.processor_allowlist`; others only when listed in `trust_processor_classes`),
+checked when the files are read and again just before LeRobot builds the processors. Weights come
+from safetensors files only: a folder holding only pickle weights (`.bin`, `.pt`, ...) is refused,
+and ACT's torchvision backbone is not fetched (`model.safetensors` holds it).
 
 SmolVLA also needs its vision-language model's config and tokenizer (`vlm_model_name`, by default
 the hub id `HuggingFaceTB/SmolVLM2-500M-Video-Instruct`). Offline, keep a local copy of those files
@@ -24,17 +31,16 @@ In a command:
 import json
 import logging
 import re
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import torch
 
 from policies.contract import PolicyFeatures, features_from_config
 from policies.device import select_device
 from policies.errors import CheckpointError
+from policies.processor_allowlist import check_processor_steps
 
 logger = logging.getLogger(__name__)
 
@@ -45,18 +51,22 @@ PREPROCESSOR_FILE = "policy_preprocessor.json"
 POSTPROCESSOR_FILE = "policy_postprocessor.json"
 TRAIN_CONFIG_FILE = "train_config.json"  # written by lerobot-train next to the weights; optional
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_HUB_PROBE_TIMEOUT_S = 3.0
+# Weight files torch.load (pickle) reads: loading one can run code, so none is ever read.
+PICKLE_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 
 @dataclass(frozen=True)
 class CheckpointSource:
     """Where a policy comes from, as the user gives it."""
 
-    path: str  # a local checkpoint directory, or a hub id such as "lerobot/smolvla_base" (online or cached)
-    revision: str | None = None  # hub branch, tag or commit; None = main (ignored for local directories)
+    path: str  # a local checkpoint directory (a hub id is refused with the `hf download` command for it)
+    revision: str | None = None  # hub branch, tag or commit, put in that `hf download` command; None = main
     # SmolVLA only: a local directory with the VLM's config, processor and tokenizer files, replacing
     # the checkpoint's `vlm_model_name` (needed offline when that is a hub id not in the HF cache).
     vlm_model_name: str | None = None
+    # Processor steps beyond LeRobot's ACT/SmolVLA ones that may load: a step's `class` (module.Name,
+    # imported and called by LeRobot: its code runs here) or `registry_name`. Empty: none.
+    trust_processor_classes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,8 +74,7 @@ class Checkpoint:
     """A checkpoint whose config and processors were read; no weights loaded yet."""
 
     source: CheckpointSource  # what the user asked for
-    directory: Path  # local folder holding the files (a hub snapshot folder for hub ids)
-    hub_revision: str | None  # the hub commit the files come from; None for local directories
+    directory: Path  # local folder holding the files
     config: Any  # lerobot PreTrainedConfig (ACTConfig or SmolVLAConfig), overrides applied
     features: PolicyFeatures  # what the policy consumes and produces, for the contract check
     preprocessor_overrides: dict[str, dict[str, Any]]  # LeRobot step overrides applied at load
@@ -83,16 +92,17 @@ class LoadedPolicy:
 
 
 def read_checkpoint(source: CheckpointSource | str) -> Checkpoint:
-    """Read a checkpoint's config and processor files (fetching only those from the hub); no weights.
+    """Read a checkpoint's config and processor files; no weights, and nothing the files name is imported.
 
     Raises:
-        CheckpointError: a file is missing or unreadable, the policy type is not ACT or SmolVLA, or a
-            hub id cannot be fetched (offline, unreachable, unknown).
+        CheckpointError: a file is missing or unreadable, the policy type is not ACT or SmolVLA, a
+            processor step is not allowed, the weights are pickle files, or the source is a hub id.
     """
     if isinstance(source, str):
         source = CheckpointSource(path=source)
-    directory, revision = _locate(source)
+    directory = _locate(source)
     _require_files(directory, (CONFIG_FILE, PREPROCESSOR_FILE, POSTPROCESSOR_FILE), source)
+    preprocessor_spec, postprocessor_spec = _checked_processor_specs(directory, source.trust_processor_classes)
     raw = _read_json(directory / CONFIG_FILE)
     policy_type = raw.get("type") if isinstance(raw, dict) else None
     if policy_type not in SUPPORTED_TYPES:
@@ -101,18 +111,20 @@ def read_checkpoint(source: CheckpointSource | str) -> Checkpoint:
             f" so101-deploy runs {' and '.join(SUPPORTED_TYPES)} checkpoints"
         )
     config = _parse_config(directory)
-    preprocessor_spec = _read_json(directory / PREPROCESSOR_FILE)
-    postprocessor_spec = _read_json(directory / POSTPROCESSOR_FILE)
-    if revision is None:
-        _require_files(directory, (WEIGHTS_FILE, *_state_files(preprocessor_spec, postprocessor_spec)), source)
+    _refuse_pickle_weights(directory, "the checkpoint", has_safetensors=(directory / WEIGHTS_FILE).is_file())
+    _require_files(directory, (WEIGHTS_FILE, *_state_files(preprocessor_spec, postprocessor_spec)), source)
     overrides: dict[str, dict[str, Any]] = {}
     if policy_type == "smolvla":
         vlm = _resolve_vlm(config.vlm_model_name, source.vlm_model_name, directory)
         config.vlm_model_name = vlm
+        if getattr(config, "load_vlm_weights", False) and Path(vlm).is_dir():  # transformers reads the VLM's weights
+            vlm_dir = Path(vlm)
+            what = f"the VLM of {directory / CONFIG_FILE}, load_vlm_weights=true"
+            _refuse_pickle_weights(vlm_dir, what, has_safetensors=any(vlm_dir.glob("*.safetensors")))
         if source.vlm_model_name is not None:
             overrides["tokenizer_processor"] = {"tokenizer_name": vlm}
     features = features_from_config(config, preprocessor_spec, _dataset_names(directory))
-    return Checkpoint(source, directory, revision, config, features, overrides)
+    return Checkpoint(source, directory, config, features, overrides)
 
 
 def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
@@ -120,17 +132,20 @@ def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
 
     Raises:
         DeviceError: the device is not available here.
-        CheckpointError: the weights or processor state cannot be read or do not fit the config.
+        CheckpointError: the weights or processor state cannot be read or do not fit the config, or a
+            processor file changed since `read_checkpoint` to name a step that is not allowed.
     """
     from lerobot.policies import get_policy_class, make_pre_post_processors
     from safetensors.torch import load_model
 
     torch_device = select_device(device)
     directory = checkpoint.directory
-    if checkpoint.hub_revision is not None:
-        _fetch_rest(checkpoint)
     config = checkpoint.config
     config.device = str(torch_device)
+    if getattr(config, "pretrained_backbone_weights", None) is not None:
+        # ACT would fetch torchvision's ImageNet ResNet (a pickle .pth, online) only for model.safetensors
+        # to overwrite it: every backbone weight and buffer is in there, and `missing` below proves it.
+        config.pretrained_backbone_weights = None
     weights = directory / WEIGHTS_FILE
     try:
         policy = get_policy_class(config.type)(config)
@@ -155,6 +170,8 @@ def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
     policy.to(torch_device)
     policy.eval()
     overrides = {**checkpoint.preprocessor_overrides, "device_processor": {"device": str(torch_device)}}
+    # Again, as late as possible: LeRobot reads the files anew, and they may have changed since read_checkpoint.
+    _checked_processor_specs(directory, checkpoint.source.trust_processor_classes)
     try:
         preprocessor, postprocessor = make_pre_post_processors(
             config, pretrained_path=str(directory), preprocessor_overrides=overrides
@@ -167,71 +184,51 @@ def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
     return LoadedPolicy(checkpoint, policy, preprocessor, postprocessor, torch_device)
 
 
-def _locate(source: CheckpointSource) -> tuple[Path, str | None]:
-    """The local folder of the files, and the hub commit (None for local directories)."""
+def _locate(source: CheckpointSource) -> Path:
+    """The local folder of the files; a hub id is refused with the command that downloads it."""
     path = Path(source.path).expanduser()
     if path.is_dir():
         if not (path / CONFIG_FILE).is_file() and (path / "pretrained_model" / CONFIG_FILE).is_file():
             logger.info("using %s", path / "pretrained_model")
-            return path / "pretrained_model", None
-        return path, None
+            return path / "pretrained_model"
+        return path
     if path.exists():
         raise CheckpointError(f"{path} is a file; pass the checkpoint directory that holds {CONFIG_FILE}")
     if not _HUB_ID.match(source.path) or source.path.startswith((".", "/", "~")):
         raise CheckpointError(f"checkpoint directory {path} does not exist; pass a directory holding {CONFIG_FILE}")
-    config_path = _hub_file(source.path, CONFIG_FILE, source.revision)
-    revision = config_path.parent.name  # snapshots/<commit>/config.json: pin the rest to that commit
+    revision = f" --revision {source.revision}" if source.revision else ""
+    raise CheckpointError(
+        f"{source.path!r} is not a local directory, and checkpoints load only from one (its processor files are"
+        f" checked before anything runs); download it first: `hf download {source.path}{revision}"
+        f" --local-dir checkpoints/{source.path.replace('/', '_')}`, then pass that directory as the policy path"
+    )
+
+
+def _checked_processor_specs(directory: Path, trusted: tuple[str, ...]) -> tuple[Any, Any]:
+    """The pre- and post-processor JSON, each step checked against the allow-list (nothing imported)."""
+    specs = []
     for name in (PREPROCESSOR_FILE, POSTPROCESSOR_FILE):
-        _hub_file(source.path, name, revision)
-    return config_path.parent, revision
+        spec = _read_json(directory / name)
+        check_processor_steps(directory / name, spec, trusted)
+        specs.append(spec)
+    return specs[0], specs[1]
 
 
-def _hub_file(repo_id: str, filename: str, revision: str | None) -> Path:
-    """One file of a hub model repo, from the HF cache or (online) the hub."""
-    from huggingface_hub import constants, hf_hub_download, is_offline_mode
-    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
-
-    offline = is_offline_mode()
-    if not offline:
-        _probe_hub(constants.ENDPOINT, repo_id)
-    try:
-        return Path(hf_hub_download(repo_id, filename, revision=revision, local_files_only=offline))
-    except LocalEntryNotFoundError as error:
-        raise CheckpointError(
-            f"{repo_id!r} is not a local directory, and the hub is offline (HF_HUB_OFFLINE=1) with no cached"
-            f" {filename} for it; on a connected machine run `hf download {repo_id} --local-dir <dir>`, copy"
-            " <dir> here and pass it as the policy path (or go online and unset HF_HUB_OFFLINE)"
-        ) from error
-    except RepositoryNotFoundError as error:
-        raise CheckpointError(
-            f"hub repo {repo_id!r} does not exist or is private (log in with `hf auth login`)"
-        ) from error
-    except EntryNotFoundError as error:
-        raise CheckpointError(
-            f"hub repo {repo_id!r} has no {filename}: it is not a LeRobot policy checkpoint"
-        ) from error
-    except OSError as error:
-        raise CheckpointError(f"downloading {filename} of {repo_id!r} failed: {error}") from error
-
-
-def _probe_hub(endpoint: str, repo_id: str) -> None:
-    """Fail in seconds, not after minutes of retries, when the hub cannot be reached."""
-    url = urlparse(endpoint)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        socket.create_connection((url.hostname or "", port), timeout=_HUB_PROBE_TIMEOUT_S).close()
-    except OSError as error:
-        raise CheckpointError(
-            f"{repo_id!r} is not a local directory and the hub ({endpoint}) cannot be reached ({error});"
-            f" download it where there is a network (`hf download {repo_id} --local-dir <dir>`) and pass <dir>"
-        ) from error
-
-
-def _fetch_rest(checkpoint: Checkpoint) -> None:
-    """Weights and processor state of a hub checkpoint, after its contract was checked."""
-    spec = [_read_json(checkpoint.directory / name) for name in (PREPROCESSOR_FILE, POSTPROCESSOR_FILE)]
-    for name in (WEIGHTS_FILE, *_state_files(*spec)):
-        _hub_file(checkpoint.source.path, name, checkpoint.hub_revision)
+def _refuse_pickle_weights(directory: Path, what: str, *, has_safetensors: bool) -> None:
+    """Refuse a folder whose weights exist only as pickle files; pickle files beside safetensors are never read."""
+    pickled = sorted(path.name for path in directory.iterdir() if path.suffix in PICKLE_WEIGHT_SUFFIXES)
+    if not pickled:
+        return
+    if has_safetensors:
+        logger.info("%s: ignoring %s; weights load from .safetensors files only", directory, ", ".join(pickled))
+        return
+    first = directory / pickled[0]
+    raise CheckpointError(
+        f"{directory} ({what}) holds weights only as {', '.join(pickled)}, pickle files that can run code when read,"
+        " and weights load from safetensors only; if you trust the file, convert it where it came from: python -c"
+        f" \"import torch, safetensors.torch as st; st.save_file(torch.load('{first}', weights_only=True),"
+        f" '{directory / WEIGHTS_FILE}')\""
+    )
 
 
 def _require_files(directory: Path, names: tuple[str, ...], source: CheckpointSource) -> None:
@@ -255,13 +252,19 @@ def _read_json(path: Path) -> Any:
 
 
 def _state_files(*specs: Any) -> list[str]:
-    """The .safetensors state files the processor JSON files refer to."""
+    """The .safetensors state files the processor JSON files refer to, each a plain name in the checkpoint."""
     names = []
     for spec in specs:
-        steps = spec.get("steps") if isinstance(spec, dict) else None
-        if not isinstance(steps, list):
-            raise CheckpointError(f"a processor file has no 'steps' list: {str(spec)[:120]}")
-        names.extend(step["state_file"] for step in steps if isinstance(step, dict) and step.get("state_file"))
+        for step in spec["steps"]:  # checked to be a list of objects by check_processor_steps
+            name = step.get("state_file")
+            if not name:
+                continue
+            if not isinstance(name, str) or Path(name).name != name or not name.endswith(".safetensors"):
+                raise CheckpointError(
+                    f"a processor step's state_file {name!r} is not a .safetensors file name beside the processor"
+                    " files; re-copy the checkpoint as lerobot-train wrote it"
+                )
+            names.append(name)
     return names
 
 

@@ -52,12 +52,15 @@ from teleop.status_line import StatusLine
 class PolicyOptions:
     """Which checkpoint runs, where, and how the rig's names map onto it."""
 
-    path: str = ""  # checkpoint directory (lerobot-train's .../pretrained_model) or a hub id (online only)
-    revision: str | None = None  # hub branch, tag or commit (hub ids only)
+    path: str = ""  # checkpoint directory (lerobot-train's .../pretrained_model); a hub id: `hf download` it first
+    revision: str | None = None  # hub branch, tag or commit, put in the `hf download` command a hub id is told
     device: str = "auto"  # auto, cuda, cuda:<n>, mps or cpu
     rename_map: str = ""  # rig camera -> checkpoint camera, as JSON/YAML, e.g. '{"overhead": "top"}'
     # SmolVLA offline: a local folder with the VLM's config, processor and tokenizer files
     vlm_model_name: str | None = None
+    # Comma-separated processor steps to load beyond LeRobot's ACT/SmolVLA ones (a step's module.Class,
+    # whose code then runs here, or registry_name); only for checkpoints you trust
+    trust_processor_classes: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,10 @@ def check_checkpoint(config: DeployConfig, console: Console) -> tuple[Any, Any] 
         return None
     from policies.checkpoint import CheckpointSource, read_checkpoint
     from policies.contract import RigSpec, check_contract, parse_rename_map
+    from policies.processor_allowlist import trusted_names
 
-    source = CheckpointSource(config.policy.path, config.policy.revision, config.policy.vlm_model_name)
+    trusted = trusted_names(config.policy.trust_processor_classes)
+    source = CheckpointSource(config.policy.path, config.policy.revision, config.policy.vlm_model_name, trusted)
     checkpoint = read_checkpoint(source)
     contract = check_contract(
         checkpoint.features, RigSpec.from_rig_config(config.rig), parse_rename_map(config.policy.rename_map)

@@ -34,7 +34,7 @@ RECORDED = "recorded"  # --policy.path value that selects the recorded-actions p
 class PolicyOptions:
     """Which policy a dry run feeds the recorded observations to."""
 
-    # A checkpoint folder (as lerobot-train writes it), a hub id (online), or "recorded" (the
+    # A checkpoint folder (as lerobot-train writes it; `hf download` a hub id first), or "recorded" (the
     # dataset's own actions: a sanity check that should score ~0 error). Empty: replay the actions.
     path: str = ""
     # Where the policy runs: auto, cuda, mps or cpu.
@@ -43,6 +43,9 @@ class PolicyOptions:
     rename_map: str = ""
     # SmolVLA only: a local folder with the VLM's config and tokenizer, replacing the checkpoint's hub id.
     vlm_model_name: str | None = None
+    # Comma-separated processor steps to load beyond LeRobot's ACT/SmolVLA ones (a step's module.Class,
+    # whose code then runs here, or registry_name); only for checkpoints you trust.
+    trust_processor_classes: str = ""
     # Task text given to the policy; empty: each episode's recorded task.
     task: str = ""
     # The inference engine (sync by default: works at either pace).
@@ -132,8 +135,12 @@ def open_policy(
     from policies.checkpoint import CheckpointSource, load_policy, read_checkpoint
     from policies.contract import RigSpec, check_contract, parse_rename_map
     from policies.predictor import LeRobotPredictor
+    from policies.processor_allowlist import trusted_names
 
-    checkpoint = read_checkpoint(CheckpointSource(options.path, vlm_model_name=options.vlm_model_name))
+    trusted = trusted_names(options.trust_processor_classes)
+    checkpoint = read_checkpoint(
+        CheckpointSource(options.path, vlm_model_name=options.vlm_model_name, trust_processor_classes=trusted)
+    )
     contract = check_contract(checkpoint.features, RigSpec(cameras=cameras), parse_rename_map(options.rename_map))
     loaded = load_policy(checkpoint, options.device)
     predictor = LeRobotPredictor(loaded, contract)

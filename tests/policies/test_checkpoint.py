@@ -1,10 +1,13 @@
-"""Loading checkpoints: round trips of the tiny ACT and SmolVLA, hub ids offline, damaged files, devices."""
+"""Loading checkpoints: round trips of the tiny ACT and SmolVLA, hub ids refused, damaged files, devices,
+and loading runs no code a checkpoint names (processor steps by class, pickle weights)."""
 
 import json
+import pickle
 import re
 import shutil
 import subprocess
 import sys
+from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +19,14 @@ from policies.contract import RigSpec, check_contract
 from policies.device import select_device
 from policies.errors import CheckpointError, DeviceError
 from policies.predictor import LeRobotPredictor
+from policies.processor_allowlist import trusted_names
+from policies.testing.sentinel_step import RECORD_CALL, RECORDING_STEP, RecordingStep, record_call
 from policies.testing.tiny_policies import TEST_CAMERAS, build_tiny_act, build_tiny_smolvla, save_checkpoint
 from tests.policies.conftest import copy_checkpoint
 
 RIG = RigSpec(cameras={name: (height, width) for name, height, width in TEST_CAMERAS})
 REAL_VLM = "HuggingFaceTB/SmolVLM2-500M-Video-Instruct"
+PRE, POST = "policy_preprocessor.json", "policy_postprocessor.json"
 
 
 def lerobot_chunk(tiny, inputs) -> np.ndarray:
@@ -89,26 +95,26 @@ def test_the_training_run_folder_above_pretrained_model_is_accepted(tmp_path, ti
     assert read_checkpoint(str(run)).directory == run / "pretrained_model"
 
 
-def test_a_hub_id_offline_without_a_cached_copy_says_to_download_it():
-    with pytest.raises(CheckpointError, match="offline") as caught:
-        read_checkpoint("lerobot/act_so101_fold")
-    assert "hf download lerobot/act_so101_fold" in str(caught.value)
-
-
-def test_an_unreachable_hub_fails_fast_with_the_next_step(monkeypatch):
+def test_a_hub_id_is_refused_with_the_download_command_without_contacting_the_hub(monkeypatch):
     import socket
 
     import huggingface_hub
     from huggingface_hub import constants
 
-    with socket.socket() as closed:  # a loopback port nobody listens on
+    with socket.socket() as closed:  # a loopback port nobody listens on: any contact would fail differently
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     monkeypatch.setattr(huggingface_hub, "is_offline_mode", lambda: False)
     monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
-    with pytest.raises(CheckpointError, match="cannot be reached") as caught:
+    with pytest.raises(CheckpointError, match="is not a local directory") as caught:
         read_checkpoint("lerobot/act_so101_fold")
-    assert "--local-dir" in str(caught.value)
+    message = str(caught.value)
+    assert "hf download lerobot/act_so101_fold --local-dir " in message
+    assert "\n" not in message
+    with pytest.raises(
+        CheckpointError, match=re.escape("hf download lerobot/act_so101_fold --revision v2 --local-dir")
+    ):
+        read_checkpoint(CheckpointSource("lerobot/act_so101_fold", revision="v2"))
 
 
 def test_a_missing_directory_is_named(tmp_path):
@@ -249,3 +255,204 @@ def test_the_tiny_act_runs_on_cuda_like_on_cpu(tiny_act_dir, make_input):
     on_gpu = LeRobotPredictor(load_policy(checkpoint, "cuda"), check_contract(checkpoint.features, RIG))
     on_cpu = predictor_for(tiny_act_dir)
     np.testing.assert_allclose(on_gpu.predict_chunk(make_input()), on_cpu.predict_chunk(make_input()), atol=1e-2)
+
+
+# --- loading runs no code the checkpoint names ------------------------------------------------------
+
+
+def add_step(directory: Path, file_name: str, step: dict) -> int:
+    """Append `step` to a processor file of a copied checkpoint; returns its index."""
+    path = directory / file_name
+    spec = json.loads(path.read_text())
+    spec["steps"].append(step)
+    path.write_text(json.dumps(spec))
+    return len(spec["steps"]) - 1
+
+
+def sentinel(target: str, record: Path) -> dict:
+    return {"class": target, "config": {"record_path": str(record)}}
+
+
+def test_lerobot_on_its_own_calls_a_class_a_processor_file_names(tmp_path, tiny_act_dir):
+    """The threat, and proof the sentinel works: LeRobot imports and calls it while loading."""
+    from lerobot.processor import PolicyProcessorPipeline
+
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    record = tmp_path / "ran.txt"
+    add_step(directory, PRE, sentinel(RECORD_CALL, record))
+    with suppress(Exception):  # what LeRobot does with the None it got back does not matter here
+        PolicyProcessorPipeline.from_pretrained(str(directory), config_filename=PRE)
+    assert record.read_text().splitlines() == ["record_call"]
+
+
+@pytest.mark.parametrize("target", [RECORDING_STEP, RECORD_CALL])
+@pytest.mark.parametrize("file_name", [PRE, POST])
+def test_a_processor_step_given_by_class_is_refused_before_it_is_called(target, file_name, tmp_path, tiny_act_dir):
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    record = tmp_path / "ran.txt"
+    index = add_step(directory, file_name, sentinel(target, record))
+    with pytest.raises(CheckpointError) as caught:
+        read_checkpoint(str(directory))
+    message = str(caught.value)
+    assert message.startswith(f"{directory / file_name}: step {index} names class {target!r}")
+    assert f"--policy.trust_processor_classes={target}" in message
+    assert "\n" not in message
+    assert not record.exists(), "the sentinel ran"
+
+
+def test_a_processor_file_changed_after_it_was_read_is_refused_at_load(tmp_path, tiny_act_dir):
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    checkpoint = read_checkpoint(str(directory))
+    record = tmp_path / "ran.txt"
+    add_step(directory, POST, sentinel(RECORDING_STEP, record))
+    with pytest.raises(CheckpointError, match=re.escape(f"{directory / POST}: step 2 names class")):
+        load_policy(checkpoint, "cpu")
+    assert not record.exists(), "the sentinel ran"
+
+
+@pytest.mark.parametrize("name", ["pi0_new_line_processor", "no_such_step"])
+def test_a_registry_name_outside_the_allow_list_is_refused(name, tmp_path, tiny_act_dir):
+    """pi0_new_line_processor is registered in LeRobot: the list is ours, not whatever is registered."""
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    index = add_step(directory, PRE, {"registry_name": name, "config": {}})
+    with pytest.raises(CheckpointError, match=re.escape(f"step {index} names registry_name {name!r}")) as caught:
+        read_checkpoint(str(directory))
+    assert f"--policy.trust_processor_classes={name}" in str(caught.value)
+    trusted = read_checkpoint(CheckpointSource(str(directory), trust_processor_classes=(name,)))
+    assert trusted.features.policy_type == "act"
+
+
+def test_an_explicitly_trusted_class_loads_and_runs(tmp_path, tiny_act_dir, make_input):
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    record = tmp_path / "ran.txt"
+    add_step(directory, PRE, sentinel(RECORDING_STEP, record))
+    checkpoint = read_checkpoint(CheckpointSource(str(directory), trust_processor_classes=(RECORDING_STEP,)))
+    assert not record.exists(), "reading the files must not build the step"
+    loaded = load_policy(checkpoint, "cpu")
+    assert record.read_text().splitlines() == ["RecordingStep"]
+    assert isinstance(loaded.preprocessor.steps[-1], RecordingStep)
+    chunk = LeRobotPredictor(loaded, check_contract(checkpoint.features, RIG)).predict_chunk(make_input())
+    np.testing.assert_allclose(chunk, predictor_for(tiny_act_dir).predict_chunk(make_input()), rtol=1e-6)
+
+
+def test_the_trust_option_is_a_comma_separated_list():
+    assert trusted_names("") == ()
+    assert trusted_names(" my_pkg.steps.Crop, other.Step ,,") == ("my_pkg.steps.Crop", "other.Step")
+
+
+def test_so101_deploy_refuses_an_untrusted_step_and_passes_a_trusted_one(tmp_path, tiny_act_dir, capsys):
+    from rich.console import Console
+
+    from policies.commands.deploy import DeployConfig, check_checkpoint, load_predictor, main
+    from robot.cli import parse_command
+    from tests.test_record_e2e import rig_file
+
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    record = tmp_path / "ran.txt"
+    add_step(directory, PRE, sentinel(RECORDING_STEP, record))
+    args = [
+        f"--config_path={rig_file(tmp_path)}",
+        f"--policy.path={directory}",
+        "--policy.device=cpu",
+        "--record=false",
+    ]
+    assert main(args) == 1
+    output = capsys.readouterr()
+    assert f"--policy.trust_processor_classes={RECORDING_STEP}" in output.out + output.err
+    assert not record.exists(), "the sentinel ran"
+
+    config = parse_command(DeployConfig, [*args, f"--policy.trust_processor_classes={RECORDING_STEP}"])
+    checked = check_checkpoint(config, Console(file=sys.stderr))
+    assert checked is not None
+    assert checked[0].source.trust_processor_classes == (RECORDING_STEP,)
+    load_predictor(config, checked, Console(file=sys.stderr))
+    assert record.read_text().splitlines() == ["RecordingStep"]
+
+
+def test_so101_replay_passes_the_trust_option(tmp_path, tiny_act_dir):
+    from policies.replay.policy import PolicyOptions, open_policy
+
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    record = tmp_path / "ran.txt"
+    add_step(directory, PRE, sentinel(RECORDING_STEP, record))
+    with pytest.raises(CheckpointError, match="names class"):
+        open_policy(PolicyOptions(path=str(directory), device="cpu"), RIG.cameras, fps=30.0, realtime=False)
+    options = PolicyOptions(path=str(directory), device="cpu", trust_processor_classes=RECORDING_STEP)
+    open_policy(options, RIG.cameras, fps=30.0, realtime=False).close()
+    assert record.read_text().splitlines() == ["RecordingStep"]
+
+
+def test_a_state_file_outside_the_checkpoint_is_refused(tmp_path, tiny_act_dir):
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    spec = json.loads((directory / POST).read_text())
+    spec["steps"][0]["state_file"] = "../elsewhere.safetensors"
+    (directory / POST).write_text(json.dumps(spec))
+    with pytest.raises(CheckpointError, match=re.escape("state_file '../elsewhere.safetensors'")):
+        read_checkpoint(str(directory))
+
+
+class _RunsWhenUnpickled:
+    """What a hostile pickle holds: unpickling it calls record_call."""
+
+    def __init__(self, record: Path) -> None:
+        self.record = record
+
+    def __reduce__(self):
+        return record_call, (str(self.record),)
+
+
+def test_pickle_weights_are_refused_and_never_read(tmp_path, tiny_act_dir):
+    record = tmp_path / "ran.txt"
+    hostile = pickle.dumps(_RunsWhenUnpickled(record))
+    with suppress(Exception):
+        pickle.loads(hostile)
+    assert record.exists(), "the hostile pickle must be able to run"
+    record.unlink()
+
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    (directory / "model.safetensors").unlink()
+    (directory / "pytorch_model.bin").write_bytes(hostile)
+    with pytest.raises(CheckpointError, match=r"holds weights only as pytorch_model\.bin") as caught:
+        read_checkpoint(str(directory))
+    assert "safetensors" in str(caught.value)
+    assert "st.save_file(torch.load(" in str(caught.value)
+
+    beside = copy_checkpoint(tiny_act_dir, tmp_path / "act_with_bin")
+    (beside / "pytorch_model.bin").write_bytes(hostile)
+    load_policy(read_checkpoint(str(beside)), "cpu")  # weights come from model.safetensors
+    assert not record.exists(), "a pickle file was read"
+
+
+def test_a_smolvla_whose_vlm_weights_are_pickle_is_refused(tmp_path, tiny_smolvla_dir, tiny_vlm_dir):
+    directory = copy_checkpoint(tiny_smolvla_dir, tmp_path / "smolvla")
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, "load_vlm_weights": True}))
+    vlm = copy_checkpoint(tiny_vlm_dir, tmp_path / "vlm")
+    (vlm / "pytorch_model.bin").write_bytes(b"pickle")
+    with pytest.raises(CheckpointError, match=r"load_vlm_weights=true\) holds weights only as pytorch_model\.bin"):
+        read_checkpoint(CheckpointSource(str(directory), vlm_model_name=str(vlm)))
+
+
+def test_act_loads_without_fetching_torchvision_backbone_weights(tmp_path, tiny_act_dir, make_input, monkeypatch):
+    """lerobot-train's ACT names ImageNet ResNet weights; model.safetensors holds them, so nothing is fetched."""
+    directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(
+        json.dumps({**config, "pretrained_backbone_weights": "ResNet18_Weights.IMAGENET1K_V1"})
+    )
+    import torchvision.models._api
+
+    fetched = []
+
+    def fetch(url: str, *args, **kwargs):  # torchvision's download-and-torch.load of the weights
+        fetched.append(url)
+        raise OSError(f"the test refuses to fetch {url}")
+
+    monkeypatch.setattr(torchvision.models._api, "load_state_dict_from_url", fetch)
+    torch_home = tmp_path / "torch_home"
+    torch_home.mkdir()
+    monkeypatch.setenv("TORCH_HOME", str(torch_home))
+    chunk = predictor_for(directory).predict_chunk(make_input())
+    assert fetched == []
+    assert list(torch_home.iterdir()) == []
+    np.testing.assert_allclose(chunk, predictor_for(tiny_act_dir).predict_chunk(make_input()), rtol=1e-6)
