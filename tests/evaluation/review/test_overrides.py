@@ -15,6 +15,7 @@ from evaluation.judge_run import run_judge
 from evaluation.overrides import REASON_CODES, OverrideError, OverrideStore, effective_scores
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
+from evaluation.store_schema import SCHEMA_VERSION
 from tests.evaluation.judge_testkit import judge_config
 from tests.evaluation.review.conftest import judge_tables
 
@@ -37,7 +38,7 @@ def test_an_override_wins_and_the_judge_record_is_untouched(judged_store: Path):
         assert overrides.history(DATASET) == [o]
         assert overrides.history(DATASET, episode_index=1) == []
         components = dict(store.query("SELECT component, version FROM schema_components"))
-    assert components == {"judge": 1, "review": 1}
+    assert components == {"judge": SCHEMA_VERSION, "review": 1}
     assert judge_tables(judged_store) == before
 
 
