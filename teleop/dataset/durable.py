@@ -1,7 +1,7 @@
 """A LeRobot dataset in which a saved episode stays saved, whatever happens next.
 
     open     lock the root; new: create it in a staging dir and rename it into place;
-             existing: check compatibility (refuse, changing nothing), repair, reopen with LeRobot
+             existing: check it, reading only (refuse, changing nothing), repair, reopen with LeRobot
     episode  begin_episode -> add_frame ... -> save_episode | discard_episode
     save     journal "committing N" (+ backups) -> LeRobot save_episode + finalize -> count the
              video frames -> sidecars -> fsync -> journal "committed N+1"; any failure in between
@@ -81,9 +81,15 @@ class DurableDataset:
     def open(cls, spec: WriterSpec) -> "DurableDataset":
         """Create, or repair and resume, the dataset at `spec.root` (blocking: seconds).
 
+        An existing dataset is checked first, reading only (acceptance.py); each refusal below but
+        DatasetLockedError leaves it byte-identical.
+
         Raises:
             DatasetExistsError: it exists and `spec.resume` is False.
-            IncompatibleDatasetError: it was recorded with other settings (nothing was changed).
+            IncompatibleDatasetError: it was recorded with other settings.
+            DatasetVersionError: it is in another LeRobot format version (codebase_version).
+            ForeignDatasetError: it has no journal of ours (LeRobot or another tool wrote it; adopt.py).
+            JournalCorruptError: its journal is unreadable or malformed.
             NotADatasetError, DatasetLockedError, DatasetCorruptError: see their messages.
         """
         root = spec.root

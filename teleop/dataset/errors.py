@@ -5,8 +5,11 @@ RobotError (robot.errors)
     ├── DatasetExistsError          resume is off but the root already holds a dataset
     ├── NotADatasetError            the root exists but is not a LeRobot dataset
     ├── IncompatibleDatasetError    resuming with other fps / features / cameras / robot / codec
+    ├── DatasetVersionError         resuming a dataset of another LeRobot format (codebase_version)
+    ├── ForeignDatasetError         resuming a dataset without our journal (another tool wrote it)
     ├── DatasetLockedError          another writer holds the dataset
     ├── DatasetCorruptError         committed files are missing or unreadable
+    │   └── JournalCorruptError     meta/so101/journal.json is unreadable or malformed
     ├── DiskFullError               no space left while saving (the partial episode was rolled back)
     ├── EncoderError                the video encoder failed (the episode in progress is lost)
     │   └── ShortVideoError         a saved episode's videos had fewer frames than it (the save was rolled back)
@@ -53,12 +56,24 @@ class IncompatibleDatasetError(DatasetError):
         return (type(self), (self.root, self.differences))
 
 
+class DatasetVersionError(DatasetError):
+    """The existing dataset is in another LeRobot format version than this LeRobot writes; nothing was changed."""
+
+
+class ForeignDatasetError(DatasetError):
+    """The existing dataset has no journal of ours (another tool wrote it); nothing was changed."""
+
+
 class DatasetLockedError(DatasetError):
     """Another process is writing to the dataset."""
 
 
 class DatasetCorruptError(DatasetError):
     """Files of saved episodes are missing or unreadable; automatic repair cannot fix it."""
+
+
+class JournalCorruptError(DatasetCorruptError):
+    """The dataset's journal cannot be read or is not one this program writes; nothing was changed."""
 
 
 class DiskFullError(DatasetError, OSError):

@@ -12,14 +12,20 @@ A save is bracketed by two journal writes:
 `files` lists every committed file under the directories a save adds to (EPISODE_DIRS) with its
 size, so a rollback deletes exactly what the interrupted save created. Every journal write is
 atomic (write a temp file, fsync, rename, fsync the directory), so after a crash or power loss the
-journal is always either the old or the new record.
+journal is always either the old or the new record. `read_journal` refuses a record that is not
+exactly what `write_journal` writes (truncated, edited, foreign types): a repair deletes and
+restores files by what it says.
 """
 
 import json
 import logging
 import os
+import shlex
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+from teleop.dataset.errors import JournalCorruptError
+from teleop.dataset.next_steps import NEW_FOLDER, adopt_command
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +39,7 @@ RESTORABLE = ("meta/info.json", "meta/stats.json", "meta/tasks.parquet")
 # episode, because the dataset is reopened after every save), plus our per-episode sidecars.
 EPISODE_DIRS = ("data", "videos", "meta/episodes", f"{SO101_DIR}/episodes")
 _FORMAT = 1
+_STATES = ("committed", "committing")
 
 
 @dataclass(frozen=True)
@@ -51,12 +58,28 @@ class JournalEntry:
 
 
 def read_journal(root: Path) -> JournalEntry | None:
-    """The journal of a dataset, or None if it has none (new, or written by another tool)."""
+    """The journal of a dataset, or None if it has none (new, or written by another tool). Reads only.
+
+    Raises:
+        JournalCorruptError: it cannot be read, is not JSON, or is not a record `write_journal` writes.
+    """
     path = root / JOURNAL_PATH
-    if not path.exists():
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return None
-    raw = json.loads(path.read_text())
-    return JournalEntry(raw["state"], int(raw["episodes"]), dict(raw["files"]), tuple(raw["backups"]))
+    except OSError as error:
+        raise _corrupt(root, f"it cannot be read ({error.strerror})") from error
+    if not data.strip():
+        raise _corrupt(root, "it is empty")
+    try:
+        raw = json.loads(data)
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError both are
+        raise _corrupt(root, f"it is not valid JSON ({error})") from error
+    problem = _problem(raw)
+    if problem is not None:
+        raise _corrupt(root, problem)
+    return JournalEntry(raw["state"], raw["episodes"], dict(raw["files"]), tuple(raw["backups"]))
 
 
 def write_journal(root: Path, entry: JournalEntry) -> None:
@@ -130,6 +153,58 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.fsync(file.fileno())
     os.replace(temp, path)
     fsync_path(path.parent)
+
+
+def _problem(raw: object) -> str | None:
+    """What makes `raw` not a journal record (None if it is one): a repair acts on every field."""
+    if not isinstance(raw, dict):
+        return f"it holds a JSON {type(raw).__name__}, not an object"
+    missing = [key for key in ("format", "state", "episodes", "files", "backups") if key not in raw]
+    if missing:
+        return f"{', '.join(missing)} missing"
+    if raw["format"] != _FORMAT:
+        return f"format is {raw['format']!r}, this program reads format {_FORMAT}"
+    if raw["state"] not in _STATES:
+        return f"state is {raw['state']!r}, expected one of {', '.join(_STATES)}"
+    if not _is_count(raw["episodes"]):
+        return f"episodes is {raw['episodes']!r}, expected a whole number >= 0"
+    files = raw["files"]
+    if not isinstance(files, dict):
+        return f"files is a {type(files).__name__}, expected an object of path -> bytes"
+    for relative, size in files.items():
+        if not _is_episode_path(relative):
+            return f"files lists {relative!r}, which is not a path under {', '.join(EPISODE_DIRS)}"
+        if not _is_count(size):
+            return f"files gives {relative} a size of {size!r}, expected a whole number of bytes"
+    backups = raw["backups"]
+    if not isinstance(backups, list) or any(backup not in RESTORABLE for backup in backups):
+        return f"backups is {backups!r}, expected a list of some of {', '.join(RESTORABLE)}"
+    return None
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_episode_path(relative: object) -> bool:
+    # A repair deletes and stats files by these paths: nothing outside the episode directories.
+    if not isinstance(relative, str) or "\\" in relative:
+        return False
+    path = PurePosixPath(relative)
+    return (
+        not path.is_absolute()
+        and ".." not in path.parts
+        and any(relative.startswith(f"{top}/") for top in EPISODE_DIRS)
+    )
+
+
+def _corrupt(root: Path, problem: str) -> JournalCorruptError:
+    journal = root / JOURNAL_PATH
+    return JournalCorruptError(
+        f"Cannot open {root}: its journal {JOURNAL_PATH} is not valid: {problem} (nothing was changed). Next: restore "
+        f"the dataset from a copy, or {NEW_FOLDER}; or keep its files as they are now: "
+        f"rm {shlex.quote(str(journal))} && {adopt_command(root)}"
+    )
 
 
 def fsync_path(path: Path) -> None:

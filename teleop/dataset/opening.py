@@ -4,39 +4,35 @@ new root        LeRobot creates an empty dataset in a staging dir beside it, the
                 written, everything is fsynced, then one rename puts it in place: a crash
                 during creation leaves no half dataset at the root (the next create clears
                 the staging dir)
-existing root   its committed info.json is checked against the spec first (a refusal changes
-                nothing), then an interrupted save is rolled back and temp files are cleared;
-                a dataset without our journal (written by LeRobot itself) is adopted if every
-                parquet file has its footer
+existing root   every check runs first and reads only (acceptance.py: journal, info.json,
+                codebase_version, settings, our journal present, repairable), so a refusal
+                changes nothing; then an interrupted save is rolled back and temp files are
+                cleared. A dataset without our journal (LeRobot's own lerobot-record wrote it)
+                is refused until it is adopted on request (adopt.py)
 """
 
 import os
 import shutil
 
 from teleop.dataset import lerobot_adapter as adapter
-from teleop.dataset.compatibility import check_compatible, load_info
+from teleop.dataset.acceptance import accept
+from teleop.dataset.compatibility import load_info
 from teleop.dataset.errors import NotADatasetError
-from teleop.dataset.journal import JournalEntry, episode_files, fsync_path, read_journal, write_journal
-from teleop.dataset.repair import check_finalized, committed_info_path, remove_strays, repair
+from teleop.dataset.journal import JournalEntry, fsync_path, write_journal
+from teleop.dataset.repair import repair
 from teleop.dataset.results import RepairReport
 from teleop.dataset.spec import WriterSpec
 
 
 def recover(spec: WriterSpec) -> tuple[JournalEntry, dict, RepairReport]:
-    """Check an existing dataset against the spec (changing nothing), then repair it."""
-    root = spec.root
-    journal = read_journal(root)
-    info = load_info(committed_info_path(root, journal), root)
-    check_compatible(spec, info)
-    if journal is None:
-        # Written by another tool (or by LeRobot itself): adopt it as it is, if it was finalized.
-        check_finalized(root)
-        removed = remove_strays(root)
-        journal = JournalEntry("committed", int(info.get("total_episodes", 0)), episode_files(root))
-        write_journal(root, journal)
-        return journal, info, RepairReport(removed=tuple(removed))
-    journal, report = repair(root, journal)
-    return journal, load_info(root / "meta/info.json", root), report
+    """Check an existing dataset against the spec (changing nothing), then repair it.
+
+    Raises:
+        DatasetError: a refusal of `acceptance.accept`; the dataset is byte-identical.
+    """
+    journal, _ = accept(spec)
+    journal, report = repair(spec.root, journal)
+    return journal, load_info(spec.root / "meta/info.json", spec.root), report
 
 
 def create(spec: WriterSpec) -> None:

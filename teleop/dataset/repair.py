@@ -1,5 +1,6 @@
 """Bring a dataset back to its last committed state after a crash, kill -9, power loss or full disk.
 
+    first                   ->  check_repairable, reading only: a refusal leaves the dataset as it was
     journal "committing N"  ->  delete the files episode N's save created (not in the journal's list),
                                 restore info.json / stats.json / tasks.parquet from the backups,
                                 journal "committed N" again
@@ -13,6 +14,7 @@ followed by another repair, ends in the same state; a second repair reports no c
 import logging
 import os
 import re
+import shlex
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +26,7 @@ from teleop.dataset.faults import fault_point
 from teleop.dataset.journal import (
     BACKUP_DIR,
     EPISODE_DIRS,
+    JOURNAL_PATH,
     RESTORABLE,
     TEMP_SUFFIX,
     JournalEntry,
@@ -32,6 +35,7 @@ from teleop.dataset.journal import (
     remove_backups,
     write_journal,
 )
+from teleop.dataset.next_steps import adopt_command
 from teleop.dataset.results import RepairReport
 
 logger = logging.getLogger(__name__)
@@ -48,8 +52,32 @@ def committed_info_path(root: Path, journal: JournalEntry | None) -> Path:
     return root / "meta/info.json"
 
 
+def check_repairable(root: Path, journal: JournalEntry) -> None:
+    """Refuse, changing nothing, a dataset `repair` could not bring back to its journal's committed state.
+
+    The files of saved episodes must be as they were saved, and while a save was interrupted the
+    backups its undo restores must exist (they are written before the journal names them, and
+    removed only after the journal says committed again, so a crash mid-repair keeps them).
+
+    Raises:
+        DatasetCorruptError: what is missing or changed, and what to do.
+    """
+    _check_committed(root, journal)
+    if journal.committing:
+        for relative in journal.backups:
+            if not (root / BACKUP_DIR / Path(relative).name).is_file():
+                raise DatasetCorruptError(
+                    f"{root}: the backup of {relative} is missing, cannot undo the last save. {_NEXT_STEP}"
+                )
+
+
 def repair(root: Path, journal: JournalEntry) -> tuple[JournalEntry, RepairReport]:
-    """Roll back an interrupted save and clear temp files; returns the committed journal entry."""
+    """Roll back an interrupted save and clear temp files; returns the committed journal entry.
+
+    Raises:
+        DatasetCorruptError: `check_repairable` refused (before anything was changed).
+    """
+    check_repairable(root, journal)
     removed: list[str] = []
     restored: list[str] = []
     rolled_back = None
@@ -66,10 +94,7 @@ def repair(root: Path, journal: JournalEntry) -> tuple[JournalEntry, RepairRepor
         fsync_path(root / "meta")
         fault_point("repair:restored")
         journal = replace(journal, state="committed", backups=())
-        _check_committed(root, journal)
         write_journal(root, journal)
-    else:
-        _check_committed(root, journal)
     remove_backups(root)
     removed += remove_strays(root)
     if rolled_back is not None:
@@ -155,7 +180,7 @@ def _check_committed(root: Path, journal: JournalEntry) -> None:
         raise DatasetCorruptError(
             f"{root}: files of saved episodes changed outside this program: {'; '.join(bad[:5])}"
             f"{' ...' if len(bad) > 5 else ''}. {_NEXT_STEP} If you edited the dataset with another tool on "
-            "purpose, delete meta/so101/journal.json to adopt it as it is now."
+            f"purpose, adopt it as it is now: rm {shlex.quote(str(root / JOURNAL_PATH))} && {adopt_command(root)}"
         )
 
 

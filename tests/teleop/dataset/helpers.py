@@ -54,6 +54,49 @@ def snapshot(root: Path) -> dict[str, str]:
     }
 
 
+def tree(root: Path) -> dict[str, str]:
+    """Every path under root, the root itself included: sha256 of a file's bytes, "dir" for a directory.
+
+    Stricter than `snapshot`: a directory made or removed (even an empty one) shows too.
+    """
+    entries = {".": "dir"}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            entries[relative] = f"link to {os.readlink(path)}"
+        elif path.is_dir():
+            entries[relative] = "dir"
+        else:
+            entries[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return entries
+
+
+def write_lerobot_dataset(root: Path, frames: int) -> None:
+    """A one-episode dataset written by LeRobot itself (as lerobot-record writes one): no journal of ours."""
+    from lerobot.configs import RGBEncoderConfig
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from teleop.dataset.features import dataset_features
+
+    # h264: in a root test process, SVT-AV1 would make the calling thread SCHED_FIFO 99.
+    theirs = LeRobotDataset.create(
+        "test/fold",
+        30,
+        dataset_features(CAMERAS),
+        root=root,
+        robot_type="bi_so_follower",
+        rgb_encoder=RGBEncoderConfig(vcodec="h264"),
+    )
+    for index in range(frames):
+        state, action, images, _ = frame(0, index)
+        theirs.add_frame(
+            {"observation.state": state, "action": action, "task": TASK}
+            | {f"observation.images.{name}": image for name, image in images.items()}
+        )
+    theirs.save_episode(parallel_encoding=False)  # no fork from the test process
+    theirs.finalize()
+
+
 def run_killed(target: Callable[[], None], fault: str, timeout_s: float = 120.0) -> int:
     """Run `target` in a forked child with a fault armed; returns its exit code (-9 when killed)."""
     context = multiprocessing.get_context("fork")  # the test process already has LeRobot imported

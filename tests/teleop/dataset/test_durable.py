@@ -5,11 +5,13 @@ import json
 import numpy as np
 import pytest
 
+from teleop.dataset.adopt import adopt
 from teleop.dataset.durable import DurableDataset
 from teleop.dataset.errors import (
     DatasetCorruptError,
     DatasetExistsError,
     DatasetLockedError,
+    ForeignDatasetError,
     FrameError,
     IncompatibleDatasetError,
     NotADatasetError,
@@ -17,7 +19,7 @@ from teleop.dataset.errors import (
 )
 from teleop.dataset.journal import read_journal
 from teleop.dataset.sidecar import read_quality, read_timing
-from tests.teleop.dataset.helpers import CAMERAS, TASK, check_loads, frame, load, record, snapshot, spec
+from tests.teleop.dataset.helpers import CAMERAS, TASK, check_loads, frame, load, record, snapshot, spec, tree
 
 
 @pytest.fixture
@@ -154,37 +156,19 @@ def test_calls_out_of_order_say_what_to_do(tmp_path):
         assert dataset.save_episode({}).frames == 1
 
 
-def test_a_dataset_written_by_lerobot_itself_is_adopted(tmp_path):
-    from lerobot.configs import RGBEncoderConfig
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset
-
-    from teleop.dataset.features import dataset_features
-
-    root = tmp_path / "theirs"
-    # h264: in this (root) test process, SVT-AV1 would make the calling thread SCHED_FIFO 99.
-    theirs = LeRobotDataset.create(
-        "test/fold",
-        30,
-        dataset_features(CAMERAS),
-        root=root,
-        robot_type="bi_so_follower",
-        rgb_encoder=RGBEncoderConfig(vcodec="h264"),
-    )
-    for index in range(4):
-        state, action, images, _ = frame(0, index)
-        theirs.add_frame(
-            {"observation.state": state, "action": action, "task": TASK}
-            | {f"observation.images.{name}": image for name, image in images.items()}
-        )
-    theirs.save_episode(parallel_encoding=False)  # no fork from the test process
-    theirs.finalize()
-    with DurableDataset.open(spec(root)) as dataset:
-        assert dataset.report.episodes == 1
+def test_a_dataset_written_by_lerobot_itself_resumes_once_adopted(theirs):
+    before = tree(theirs)
+    with pytest.raises(ForeignDatasetError, match=r"no meta/so101/journal\.json"):
+        DurableDataset.open(spec(theirs))
+    assert tree(theirs) == before
+    assert adopt(theirs).episodes == 1
+    with DurableDataset.open(spec(theirs)) as dataset:
+        assert (dataset.report.episodes, dataset.report.frames) == (1, 4)
         record(dataset, 1, 3)
-    check_loads(root, [4, 3])
+    check_loads(theirs, [4, 3])
 
 
-def test_a_lerobot_dataset_killed_before_finalize_is_reported_not_touched(tmp_path):
+def test_a_lerobot_dataset_killed_before_finalize_is_reported_not_adopted(tmp_path):
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     from teleop.dataset.features import dataset_features
@@ -194,10 +178,12 @@ def test_a_lerobot_dataset_killed_before_finalize_is_reported_not_touched(tmp_pa
     (root / "data/chunk-000").mkdir(parents=True)
     (root / "data/chunk-000/file-000.parquet").write_bytes(b"PAR1 no footer: the writer was killed")
     del theirs
-    before = snapshot(root)
-    with pytest.raises(DatasetCorruptError, match="never finalized"):
+    before = tree(root)
+    with pytest.raises(ForeignDatasetError):
         DurableDataset.open(spec(root))
-    assert snapshot(root) == before
+    with pytest.raises(DatasetCorruptError, match="never finalized"):
+        adopt(root)
+    assert tree(root) == before
 
 
 def test_journal_lists_every_committed_file(two_episodes):

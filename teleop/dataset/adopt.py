@@ -1,0 +1,104 @@
+"""python -m teleop.dataset.adopt --root=<folder>: let so101-record resume a dataset another tool wrote.
+
+A dataset recorded by LeRobot's own lerobot-record (or converted, or edited by another tool) has no
+journal of ours, and resuming it is refused: the journal is what tells every later repair which
+files are saved episodes, so writing one is a change its owner asks for, never a side effect of
+opening it. Adopting checks, reading only, that LeRobot could continue the dataset (info.json, its
+codebase_version, every parquet file finalized, no save of ours left half done), then journals its
+files as they are now. The rig's settings are checked when so101-record resumes it.
+
+    python -m teleop.dataset.adopt --root=$HF_LEROBOT_HOME/me/fold_cloth
+
+Exit status: 0 adopted, 1 refused (the line says why and what next; nothing was changed), 2 usage.
+"""
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import draccus
+
+from robot.cli import UsageError, run_command
+from teleop.dataset.acceptance import check_version, read_info
+from teleop.dataset.errors import DatasetCorruptError, DatasetError, NotADatasetError
+from teleop.dataset.journal import BACKUP_DIR, JOURNAL_PATH, JournalEntry, episode_files, write_journal
+from teleop.dataset.lock import DatasetLock
+from teleop.dataset.next_steps import NEW_FOLDER
+from teleop.dataset.repair import check_finalized
+
+
+@dataclass(frozen=True)
+class AdoptConfig:
+    """Options of `python -m teleop.dataset.adopt`."""
+
+    root: Path | None = None  # the dataset folder to adopt (the one holding meta/info.json); required
+    # How long to wait for a recording that is writing the dataset to let go of it, s
+    lock_timeout_s: float = 1.0
+
+
+def adopt(root: Path, lock_timeout_s: float = 1.0) -> JournalEntry:
+    """Journal a dataset another tool wrote, as it is now, so that it can be resumed.
+
+    Raises:
+        NotADatasetError: `root` holds no readable LeRobot dataset.
+        DatasetVersionError: it is in another LeRobot format version.
+        DatasetCorruptError: a parquet file was never finalized, or a save of ours lost its journal.
+        DatasetLockedError: a recording is writing it.
+        DatasetError: it has our journal already.
+        Nothing was changed in each case.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise NotADatasetError(f"{root} is not a folder. Next: give the dataset's folder, the one holding meta/")
+    lock = DatasetLock(root, lock_timeout_s)
+    try:
+        if (root / JOURNAL_PATH).exists():
+            raise DatasetError(
+                f"{root} already has our journal ({JOURNAL_PATH}); nothing was changed. Next: resume it "
+                "(--dataset.resume=true)"
+            )
+        if (root / BACKUP_DIR).exists():
+            raise DatasetCorruptError(
+                f"{root}: a save by this program was interrupted and its journal is gone, so it cannot be undone "
+                f"({BACKUP_DIR} is left); nothing was changed. Next: restore the dataset from a copy, or {NEW_FOLDER}"
+            )
+        info = read_info(root / "meta/info.json", root)
+        check_version(info, root, None)
+        episodes = info.get("total_episodes", 0)
+        if not isinstance(episodes, int) or isinstance(episodes, bool) or episodes < 0:
+            raise NotADatasetError(
+                f"{root}: meta/info.json has total_episodes {episodes!r}, not a count; nothing was changed. "
+                f"Next: restore it from a copy, or {NEW_FOLDER}"
+            )
+        check_finalized(root)
+        entry = JournalEntry("committed", episodes, episode_files(root))
+        write_journal(root, entry)
+        return entry
+    finally:
+        lock.release()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m teleop.dataset.adopt`."""
+
+    def body() -> int:
+        args = sys.argv[1:] if argv is None else argv
+        try:
+            config = draccus.parse(AdoptConfig, args=args)
+        except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as error:
+            raise UsageError(f"{error}".strip().splitlines()[0]) from error
+        if config.root is None:
+            raise UsageError("--root is required: the dataset folder to adopt, e.g. --root=data/fold_cloth")
+        entry = adopt(config.root, config.lock_timeout_s)
+        print(
+            f"adopted {config.root}: {entry.episodes} episode(s), {len(entry.files)} file(s) journaled. "
+            f"Next: so101-record --dataset.root={shlex.quote(str(config.root))} --dataset.resume=true ..."
+        )
+        return 0
+
+    return run_command(body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
