@@ -114,3 +114,46 @@ def test_release_without_a_terminal_asks_for_yes_and_touches_nothing(tmp_path):
     assert_clean_failure(result, "no terminal to ask on", "--yes=true")
     unknown = run("so101-release", f"--config_path={rig}", "--arms=left_fingers", "--yes=true")
     assert_clean_failure(unknown, "left_fingers", "expected all, followers, leaders")
+
+
+V21_INFO = '{"codebase_version": "v2.1", "fps": 30, "features": {}}'
+V30_INFO = '{"codebase_version": "v3.0", "fps": 30, "features": {}}'
+
+
+@pytest.mark.parametrize(
+    ("files", "fragments"),
+    [
+        ({"meta/info.json": V21_INFO},
+         ("codebase_version 'v2.1'", "'v3.0'", "--dataset.root=<new folder>", "convert_dataset_v21_to_v30")),
+        ({"meta/info.json": V30_INFO, "meta/so101/journal.json": '{"format": 1, "sta'},
+         ("meta/so101/journal.json is not valid", "not valid JSON", "python -m teleop.dataset.adopt --root=")),
+    ],
+    ids=["another codebase_version", "a truncated journal"],
+)  # fmt: skip
+def test_record_refuses_a_dataset_it_cannot_resume_and_changes_nothing(tmp_path, files, fragments):
+    import hashlib
+
+    root = tmp_path / "dataset"
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    (root / "data/chunk-000").mkdir(parents=True)
+    (root / "data/chunk-000/file-000.parquet").write_bytes(b"an episode")
+
+    def tree() -> dict[str, str]:
+        return {p.relative_to(root).as_posix(): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(root.rglob("*"))}  # fmt: skip
+
+    before = tree()
+    rig = virtual_rig_file(tmp_path)
+    config = yaml.safe_load(rig.read_text())
+    config["cameras"] = [
+        {"kind": "virtual", "name": name, "view": name, "width": 64, "height": 48}
+        for name in ("left_wrist", "right_wrist", "overhead")
+    ]
+    rig.write_text(yaml.safe_dump(config))
+    result = run("so101-record", f"--config_path={rig}", "--dataset.repo_id=test/fold", f"--dataset.root={root}",
+                 "--dataset.vcodec=h264", "--dataset.resume=true")  # fmt: skip
+    assert_clean_failure(result, "error: Cannot ", "Next:", *fragments)
+    assert len([line for line in result.stderr.splitlines() if line.startswith("error:")]) == 1
+    assert tree() == before
