@@ -12,7 +12,7 @@ import pytest
 from evaluation.episode_source import open_dataset
 from evaluation.errors import StoreError
 from evaluation.judge_run import run_judge
-from evaluation.overrides import REASON_CODES, OverrideError, OverrideStore, effective_scores
+from evaluation.overrides import REASON_CODES, REVIEW_SCHEMA_VERSION, OverrideError, OverrideStore, effective_scores
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.store_schema import SCHEMA_VERSION
@@ -38,7 +38,7 @@ def test_an_override_wins_and_the_judge_record_is_untouched(judged_store: Path):
         assert overrides.history(DATASET) == [o]
         assert overrides.history(DATASET, episode_index=1) == []
         components = dict(store.query("SELECT component, version FROM schema_components"))
-    assert components == {"judge": SCHEMA_VERSION, "review": 1}
+    assert components == {"judge": SCHEMA_VERSION, "review": REVIEW_SCHEMA_VERSION}
     assert judge_tables(judged_store) == before
 
 
@@ -47,9 +47,15 @@ def test_overrides_cannot_be_updated_or_deleted(judged_store: Path):
         overrides.record(DATASET, 1, "R1", 0.5, "judge_missed_evidence", "", "ana", 0.0)
     raw = sqlite3.connect(judged_store)
     try:
-        for sql in ("UPDATE overrides SET new_score = 0", "DELETE FROM overrides"):
+        replace_first = (
+            "INSERT OR REPLACE INTO overrides (override_id, created_at, dataset_id, episode_index, criterion,"
+            " new_score, reason, note, reviewer) SELECT override_id, created_at, dataset_id, episode_index, criterion,"
+            " 1.0, 'other', 'swapped', 'mallory' FROM overrides"
+        )
+        for sql in ("UPDATE overrides SET new_score = 0", "DELETE FROM overrides", replace_first):
             with pytest.raises(sqlite3.IntegrityError, match="append-only"):
                 raw.execute(sql)
+        assert raw.execute("SELECT reviewer, new_score FROM overrides").fetchall() == [("ana", 0.5)]
     finally:
         raw.close()
 
@@ -119,7 +125,7 @@ def test_heuristic_runs_are_labelled_and_a_store_without_overrides_reads(dataset
         run_judge(open_dataset(dataset_root), load_rubric(), config, store, None)
         scores = effective_scores(store, DATASET)  # no overrides table yet
     assert sorted(scores) == [0, 1]
-    assert {s.source for e in scores.values() for s in e.values()} == {"heuristic"}
+    assert {s.source for e in scores.values() for s in e.values() if s.judge is not None} == {"heuristic"}
     assert scores[1]["R1"].judge == 0.0
 
 
