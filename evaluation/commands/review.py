@@ -20,6 +20,16 @@ Examples:
     export SO101_REVIEW_TOKEN=$(python -c "import secrets; print(secrets.token_urlsafe(24))")
     so101-review --dataset.root=outputs/datasets/fold_smolvla --server.host=0.0.0.0
 
+    # The token from a file instead (kept out of `ps`; --server.access_token=... on the command line is not):
+    (umask 077; python -c "import secrets; print(secrets.token_urlsafe(24))" > ~/.so101-review-token)
+    so101-review --dataset.root=outputs/datasets/fold_smolvla --server.host=0.0.0.0 \
+        --server.access_token_file=~/.so101-review-token
+
+Every override made through the page is recorded under the reviewer this server was started with
+(--reviewer, else $USER): each person reviewing starts their own so101-review. Judge results and
+overrides made before an episode was re-recorded or deleted are stale: the page names them and
+leaves them out.
+
 Exit codes: 0 stopped with Ctrl+C (or SIGTERM, SIGHUP), 2 configuration or input error.
 """
 
@@ -42,7 +52,7 @@ from evaluation.errors import ConfigError, EvaluationError
 from evaluation.overrides import OverrideStore
 from evaluation.review.app import ReviewSettings, create_app
 from evaluation.review.catalog import ReviewCatalog
-from evaluation.review.config import ReviewCommandConfig, ServerConfig, check_bind, is_loopback
+from evaluation.review.config import ReviewCommandConfig, ServerConfig, check_bind, is_loopback, token_warnings
 from evaluation.review.server import ReviewServer
 from evaluation.store import EvaluationStore, default_store_path
 
@@ -61,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         config = draccus.parse(config_class=ReviewCommandConfig, args=argv)
-        return _run(config)
+        return _run(config, argv)
     except (EvaluationError, DecodingError, ParsingError, yaml.YAMLError) as e:
         console.print(f"[red]error:[/red] {_root_cause(e)}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
@@ -99,6 +109,13 @@ def _announce(server: ReviewServer, token: str | None, catalog: ReviewCatalog, s
     )
     if not judged:
         console.print(f"[yellow]no judge results for '{source.dataset_id}' in this store[/yellow]: run so101-judge")
+    stale = catalog.stale()
+    if stale:
+        console.print(
+            f"[yellow]{len(stale.results)} judge result(s) and {len(stale.overrides)} override(s) are stale[/yellow] "
+            f"(made before their episode was deleted or changed): left out, and named on the page",
+            soft_wrap=True,
+        )
     console.print(f"review page: [bold]{url}[/bold]  (Ctrl+C stops)", soft_wrap=True, highlight=False)
     if not is_loopback(server_config.host):
         console.print("reachable from other machines: they open the URL with this machine's address")
@@ -106,10 +123,12 @@ def _announce(server: ReviewServer, token: str | None, catalog: ReviewCatalog, s
         webbrowser.open(url)
 
 
-def _run(config: ReviewCommandConfig) -> int:
+def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
     server_config = config.server
     token = server_config.token()
     check_bind(server_config.host, token)  # before anything is opened
+    for warning in token_warnings(argv, server_config):
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
     reviewer = config.reviewer_name()
     root = config.dataset.root
     if root is None:  # also checked when the configuration is parsed

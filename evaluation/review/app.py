@@ -10,6 +10,11 @@ Pages are Jinja templates with autoescaping: judge text is always shown as text.
 carries a strict Content-Security-Policy (scripts from this server only, no inline script).
 Handlers that touch SQLite are plain functions (run in the thread pool), so posts from several
 reviewers are written concurrently and serialised by the override store.
+
+Every override is recorded under the server's reviewer (fixed when it starts; a posted `reviewer` is
+ignored) with the fingerprint of the episode as the served dataset holds it. An override post's body
+is refused with 413 past forms.MAX_BODY_BYTES before it is buffered (body_limit). Judge results and
+overrides made on another version of an episode are left out and named in a notice atop the page.
 """
 
 from __future__ import annotations
@@ -28,12 +33,13 @@ from starlette.concurrency import run_in_threadpool
 
 from evaluation.errors import EvaluationError
 from evaluation.overrides import REASON_CODES, OverrideStore
+from evaluation.review.body_limit import BodyRefusedError, read_body
 from evaluation.review.catalog import REVIEW_STATUSES, EpisodeFilter, ReviewCatalog
 from evaluation.review.episode_view import episode_detail
-from evaluation.review.forms import FormError, override_form, parse_form, parse_time
+from evaluation.review.forms import MAX_BODY_BYTES, FormError, override_form, parse_form, parse_time
+from evaluation.review.notices import episode_notices, insert_notices, list_notices
 from evaluation.review.security import (
     AUTH_COOKIE,
-    REVIEWER_COOKIE,
     SESSION_COOKIE,
     TOKEN_HEADER,
     MediaPathError,
@@ -57,7 +63,7 @@ CSP = (
 class ReviewSettings:
     """How the app treats requests."""
 
-    reviewer: str  # name recorded with each override
+    reviewer: str  # name recorded with each override, fixed at start (a posted `reviewer` field is ignored)
     access_token: str = ""  # shared secret; "" serves without login (loopback only, checked by the command)
     check_host: bool = True  # answer only Host headers naming localhost (DNS-rebinding guard without a token)
 
@@ -101,7 +107,12 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
         content_type = request.headers.get("content-type", "").split(";")[0].strip()
         if content_type != "application/x-www-form-urlencoded":
             return _text(415, "post the override form as application/x-www-form-urlencoded")
-        body = await request.body()
+        try:
+            body = await read_body(request, MAX_BODY_BYTES)
+        except BodyRefusedError as e:
+            refused = _text(e.status, f"override not recorded: {e}")
+            refused.headers["Connection"] = "close"  # the rest of the body is never read
+            return refused
         return await run_in_threadpool(pages.post_override, request, index, body)
 
     @app.get("/media/{path:path}")
@@ -146,6 +157,7 @@ class _Pages:
             request, "episodes.html", criteria=criteria, shown=shown, rows=rows, flt=flt, tags=self.catalog.tags(),
             statuses=REVIEW_STATUSES, judged=self.catalog.judged(), total=len(self.catalog.source.episodes),
             dataset_id=self.catalog.dataset_id, ids=[c.id for c in shown], audit=self.catalog.audit,
+            notices=list_notices(self.catalog.stale(), self.catalog.source.root),
         )  # fmt: skip
 
     def episode(self, request: Request, index: int, status: int = 200, form: dict[str, Any] | None = None) -> Response:
@@ -177,8 +189,8 @@ class _Pages:
             request, "episode.html", status=status, session=(session, new), detail=detail, summary=summary,
             csrf=self.keys.csrf_token(session, f"episode:{index}"), reasons=REASON_CODES, levels=SCORE_LEVELS,
             flt=flt, qs=qs, prev_url=data["prev_url"], next_url=data["next_url"], data=data, form=form,
-            reviewer=request.cookies.get(REVIEWER_COOKIE, "").strip() or self.settings.reviewer,
-            dataset_id=self.catalog.dataset_id,
+            reviewer=self.settings.reviewer, dataset_id=self.catalog.dataset_id,
+            notices=episode_notices(summary, self.catalog.source.root),
         )  # fmt: skip
 
     def post_override(self, request: Request, index: int, body: bytes) -> Response:
@@ -201,10 +213,10 @@ class _Pages:
             form = override_form(fields)
             if form.criterion not in criteria:
                 raise FormError(f"criterion={form.criterion!r}; allowed: {criteria}")
-            reviewer = form.reviewer or self.settings.reviewer
             self.overrides.record(
-                self.catalog.dataset_id, index, form.criterion, form.score, form.reason, form.note, reviewer,
-                form.expected_old,
+                self.catalog.dataset_id, index, form.criterion, form.score, form.reason, form.note,
+                self.settings.reviewer, form.expected_old, fingerprint=self.catalog.fingerprints[index],
+                dataset_root=str(self.catalog.source.root),
             )  # fmt: skip
         except EvaluationError as e:
             kept = {"criterion": fields.get("criterion", ""), "score": fields.get("score", ""), "error": str(e),
@@ -212,9 +224,7 @@ class _Pages:
                     "t": parse_time(fields.get("t", ""))}  # fmt: skip
             return self.episode(_with_query(request, flt.query_string()), index, status=400, form=kept)
         url = _episode_url(index, flt.query_string(), t=form.time_s) + f"#criterion-{form.criterion}"
-        response = RedirectResponse(url, status_code=303)
-        response.set_cookie(REVIEWER_COOKIE, reviewer, samesite="strict", path="/")  # prefills the next page
-        return response
+        return RedirectResponse(url, status_code=303)
 
     def _session(self, request: Request) -> tuple[str, bool]:
         current = request.cookies.get(SESSION_COOKIE, "")
@@ -225,6 +235,7 @@ class _Pages:
         **context: Any,
     ) -> Response:  # fmt: skip
         html = self.env.get_template(template).render(**context)
+        html = insert_notices(html, context.get("notices", []))
         response = HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
         if session is not None and session[1]:
             response.set_cookie(SESSION_COOKIE, session[0], httponly=True, samesite="strict", path="/")

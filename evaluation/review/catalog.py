@@ -1,7 +1,9 @@
-"""What the episodes page lists: per episode the latest judge result, effective scores, flags and filters.
+"""What the episodes page lists: per episode the latest current judge result, effective scores, flags and filters.
 
 Everything is read from the store on each request (a few queries; stores hold hundreds of episodes,
 not millions), so a page always shows what is on record, overrides from other reviewers included.
+Only records made on the episode as the opened dataset holds it count (evaluation.currency): the
+fingerprints are computed once, when the catalog first needs them, and `stale()` says what was left out.
 The random audit sample is reproducible: episodes are ranked by a hash of (seed, dataset, index) and
 the first `ceil(fraction * n)` judged episodes are taken, whatever the judge said about them.
 """
@@ -13,17 +15,17 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
-from urllib.parse import urlencode
 
+from evaluation.currency import CurrentResults, ResultRef, StaleResult, episodes_now, select_current
 from evaluation.episode_source import DatasetSource, EpisodeRecord
-from evaluation.errors import ConfigError
-from evaluation.overrides import EffectiveScore, effective_scores
+from evaluation.overrides import EffectiveScore, Override, effective_scores, stale_overrides
 from evaluation.review.config import AuditConfig
+from evaluation.review.filters import REVIEW_STATUSES as REVIEW_STATUSES  # re-exported for the app
+from evaluation.review.filters import EpisodeFilter
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
-
-REVIEW_STATUSES = ("unreviewed", "partial", "reviewed")
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class JudgedCriterion:
 
 @dataclass(frozen=True)
 class JudgeResult:
-    """The latest scored judge result of an episode."""
+    """The latest scored judge result of an episode made on the episode as it is now."""
 
     result_id: int  # episode_results.id
     run_id: str  # run that produced it
@@ -80,6 +82,7 @@ class EpisodeSummary:
     failure: str | None  # reason of the latest failed judge attempt, when it has no scored result
     effective: Mapping[str, EffectiveScore]  # by criterion id
     in_audit: bool  # part of the random audit sample
+    stale_result: StaleResult | None = None  # newest result made on an earlier version of it, when none is current
 
     @property
     def index(self) -> int:
@@ -130,39 +133,15 @@ class EpisodeSummary:
 
 
 @dataclass(frozen=True)
-class EpisodeFilter:
-    """Filters of the episodes list (from the query string); the episode page keeps them for j/k."""
+class StaleRecords:
+    """What the pages leave out because it was made on another version of its episode (or a deleted one)."""
 
-    routed: bool = False  # only episodes routed for review (on `criterion` when set)
-    audit: bool = False  # only the random audit sample
-    tag: str = ""  # only episodes judged under this run tag (policy)
-    criterion: str = ""  # one criterion: its column only, and `routed`/`status` apply to it
-    status: str = ""  # "", or a review status: unreviewed, partial, reviewed
+    results: tuple[StaleResult, ...]  # per episode without a current scored result: its newest one
+    overrides: tuple[Override, ...]  # overrides that would be effective, made on another version
 
-    @classmethod
-    def from_query(cls, query: Mapping[str, str], criteria: Iterable[str]) -> EpisodeFilter:
-        """Parse and validate query parameters.
-
-        Raises:
-            ConfigError: An unknown criterion or review status.
-        """
-        criterion = query.get("criterion", "")
-        known = list(criteria)
-        if criterion and criterion not in known:
-            raise ConfigError(f"criterion={criterion!r}; allowed: {known}")
-        status = query.get("status", "")
-        if status and status not in REVIEW_STATUSES:
-            raise ConfigError(f"status={status!r}; allowed: {list(REVIEW_STATUSES)}")
-        on = ("1", "true", "on", "yes")
-        return cls(query.get("routed", "") in on, query.get("audit", "") in on, query.get("tag", ""), criterion, status)
-
-    def query_string(self) -> str:
-        """The filters as a query string ("" when none)."""
-        params = {
-            "routed": "1" if self.routed else "", "audit": "1" if self.audit else "", "tag": self.tag,
-            "criterion": self.criterion, "status": self.status,
-        }  # fmt: skip
-        return urlencode({k: v for k, v in params.items() if v})
+    def __bool__(self) -> bool:
+        """Whether anything was left out."""
+        return bool(self.results or self.overrides)
 
 
 @dataclass
@@ -195,15 +174,21 @@ class ReviewCatalog:
             for c in raw.get("criteria", [])
         )
 
+    @cached_property
+    def fingerprints(self) -> Mapping[int, str]:
+        """Episode index -> fingerprint of the episode in the opened dataset (computed once)."""
+        return episodes_now(self.source)
+
     def judged(self) -> bool:
-        """Whether the store holds any scored result for this dataset."""
-        return bool(self.store.query("SELECT 1 FROM latest_episode_results WHERE dataset_id = ?", (self.dataset_id,)))
+        """Whether the store holds any current scored result for this dataset."""
+        return bool(self._current().current)
 
     def summaries(self) -> list[EpisodeSummary]:
         """One summary per dataset episode, in index order."""
         results = self._results()
         failures = self._failures()
-        effective = effective_scores(self.store, self.dataset_id)
+        effective = effective_scores(self.store, self.dataset_id, self.fingerprints)
+        stale = {s.result.episode_index: s for s in self._current().stale}
         sample = audit_sample(self.dataset_id, sorted(results), self.audit)
         return [
             EpisodeSummary(
@@ -212,9 +197,17 @@ class ReviewCatalog:
                 failure=None if ep.index in results else failures.get(ep.index),
                 effective=effective.get(ep.index, {}),
                 in_audit=ep.index in sample,
+                stale_result=stale.get(ep.index),
             )
             for ep in self.source.episodes
         ]
+
+    def stale(self) -> StaleRecords:
+        """Judge results and overrides made on another version of their episode, left out of every page."""
+        return StaleRecords(
+            results=self._current().stale,
+            overrides=tuple(stale_overrides(self.store, self.dataset_id, self.fingerprints)),
+        )
 
     def select(self, flt: EpisodeFilter, summaries: list[EpisodeSummary] | None = None) -> list[EpisodeSummary]:
         """Summaries that pass a filter (of `summaries` when given, else read now)."""
@@ -237,17 +230,35 @@ class ReviewCatalog:
         rows = self.store.query("SELECT DISTINCT tag FROM runs WHERE dataset_id = ? ORDER BY tag", (self.dataset_id,))
         return [r["tag"] for r in rows if r["tag"]]
 
-    def _results(self) -> dict[int, JudgeResult]:
+    def _current(self) -> CurrentResults:
+        """Scored results of this dataset split into the newest current one per episode and the stale ones."""
         rows = self.store.query(
-            "SELECT r.*, runs.tag, runs.scorer, runs.model FROM latest_episode_results r"
-            " JOIN runs ON runs.run_id = r.run_id WHERE r.dataset_id = ?",
+            "SELECT id, episode_index, episode_fingerprint FROM episode_results WHERE dataset_id = ?"
+            " AND status = 'scored'",
             (self.dataset_id,),
         )
+        refs = [ResultRef(int(r["id"]), int(r["episode_index"]), r["episode_fingerprint"]) for r in rows]
+        return select_current(refs, self.fingerprints)
+
+    def _results(self) -> dict[int, JudgeResult]:
+        chosen = {ref.result_id for ref in self._current().current.values()}
+        rows = [
+            r
+            for r in self.store.query(
+                "SELECT r.*, runs.tag, runs.scorer, runs.model FROM episode_results r"
+                " JOIN runs ON runs.run_id = r.run_id WHERE r.dataset_id = ? AND r.status = 'scored'",
+                (self.dataset_id,),
+            )
+            if int(r["id"]) in chosen
+        ]
         scores: dict[int, dict[str, JudgedCriterion]] = {}
         for s in self.store.query(
-            "SELECT s.* FROM latest_episode_results r JOIN scores s ON s.result_id = r.id WHERE r.dataset_id = ?",
+            "SELECT s.* FROM episode_results r JOIN scores s ON s.result_id = r.id WHERE r.dataset_id = ?"
+            " AND r.status = 'scored'",
             (self.dataset_id,),
         ):
+            if int(s["result_id"]) not in chosen:
+                continue
             scores.setdefault(int(s["result_id"]), {})[s["criterion"]] = JudgedCriterion(
                 criterion=s["criterion"], source=s["source"], score=s["score"], mean=s["mean"],
                 agreement=s["agreement"], n_valid=int(s["n_valid"]), n_samples=int(s["n_samples"]),
@@ -268,12 +279,18 @@ class ReviewCatalog:
         return results
 
     def _failures(self) -> dict[int, str]:
+        """The latest failed judge attempt per episode, on the episode as it is now."""
         rows = self.store.query(
-            "SELECT episode_index, failure_reason FROM episode_results WHERE dataset_id = ? AND status = 'failed'"
-            " ORDER BY id",
+            "SELECT episode_index, episode_fingerprint, failure_reason FROM episode_results WHERE dataset_id = ?"
+            " AND status = 'failed' ORDER BY id",
             (self.dataset_id,),
         )
-        return {int(r["episode_index"]): r["failure_reason"] or "failed" for r in rows}
+        now = self.fingerprints
+        return {
+            int(r["episode_index"]): r["failure_reason"] or "failed"
+            for r in rows
+            if now.get(int(r["episode_index"])) == r["episode_fingerprint"]
+        }
 
 
 def audit_sample(dataset_id: str, judged: list[int], audit: AuditConfig) -> frozenset[int]:

@@ -1,7 +1,9 @@
 """Configuration of `so101-review`: frozen dataclasses parsed once at the entry point with draccus.
 
-Binding to anything but a loopback address needs an access token (`--server.access_token`, or the
-environment variable named by `--server.access_token_env`): without one, the server refuses to start.
+Binding to anything but a loopback address needs an access token: without one, the server refuses
+to start. The token comes from `--server.access_token_file=<file>` (one line; keep it chmod 600), or
+`--server.access_token` (which every user of the machine can read in `ps`: the command warns), else
+the environment variable named by `--server.access_token_env` (SO101_REVIEW_TOKEN).
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ class ServerConfig:
 
     host: str = "127.0.0.1"  # bind address; anything but loopback requires an access token
     port: int = 8765  # TCP port; 0 picks a free one
-    access_token: str = ""  # shared secret for the page (?token=... once, then a cookie); required off loopback
-    access_token_env: str = "SO101_REVIEW_TOKEN"  # environment variable read when access_token is empty
+    access_token: str = ""  # shared secret for the page (?token=... once, then a cookie); visible in `ps`
+    access_token_file: Path | None = None  # file holding the access token (one line): kept out of `ps` and history
+    access_token_env: str = "SO101_REVIEW_TOKEN"  # environment variable read when neither of the above is set
     open_browser: bool = False  # open the page in the default browser after start (the URL is printed anyway)
 
     def __post_init__(self) -> None:
@@ -59,10 +62,55 @@ class ServerConfig:
             )
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"server.port={self.port}; allowed: 0..65535 (0 picks a free port)")
+        if self.access_token and self.access_token_file is not None:
+            raise ConfigError(
+                "server.access_token and server.access_token_file are both set; give the token once: "
+                "--server.access_token_file=<file>"
+            )
 
     def token(self) -> str:
-        """The access token: the field, else the environment variable, else ""."""
+        """The access token: the file's, else the field, else the environment variable's, else "".
+
+        Raises:
+            ConfigError: The token file cannot be read or is empty.
+        """
+        if self.access_token_file is not None:
+            return read_token_file(self.access_token_file)
         return self.access_token or os.environ.get(self.access_token_env, "")
+
+
+def read_token_file(path: Path) -> str:
+    """The access token held in a file (its first line, surrounding whitespace removed).
+
+    Raises:
+        ConfigError: The file cannot be read, is empty, or holds more than one line.
+    """
+    try:
+        text = path.expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read the access token file {path}: {e}; check --server.access_token_file") from e
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) != 1:
+        raise ConfigError(
+            f"the access token file {path} holds {len(lines)} non-empty lines; write the token alone: "
+            f"{TOKEN_HINT} > {path} && chmod 600 {path}"
+        )
+    return lines[0]
+
+
+def token_warnings(argv: list[str], server: ServerConfig) -> list[str]:
+    """Warnings about how the access token was given: on the command line (readable in `ps`), or in a shared file."""
+    out = []
+    given = any(a == "--server.access_token" or a.startswith("--server.access_token=") for a in argv)
+    if given and server.access_token:
+        out.append(
+            "the access token on the command line is visible to every user of this machine (ps, /proc) and in "
+            "your shell history; use export SO101_REVIEW_TOKEN=... or --server.access_token_file=<file> instead"
+        )
+    path = server.access_token_file
+    if path is not None and path.expanduser().exists() and path.expanduser().stat().st_mode & 0o077:
+        out.append(f"the access token file {path} can be read by other users; run: chmod 600 {path}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -85,7 +133,7 @@ class ReviewCommandConfig:
 
     dataset: ReviewDatasetConfig = field(default_factory=ReviewDatasetConfig)
     store_path: Path | None = None  # evaluation store (SQLite); None: beside the dataset, <folder>.evaluation.sqlite
-    reviewer: str = ""  # name recorded with each override; "" uses $USER
+    reviewer: str = ""  # name recorded with every override made through this server; "" uses $USER (who started it)
     server: ServerConfig = field(default_factory=ServerConfig)
     audit: AuditConfig = field(default_factory=AuditConfig)
 

@@ -1,7 +1,9 @@
 """The override form as posted by the episode page (application/x-www-form-urlencoded), parsed and checked.
 
 Parsing is done here rather than by FastAPI's `Form` (which needs python-multipart): the form is
-small and flat, and every field is validated with a message a reviewer can act on.
+small and flat, and every field is validated with a message a reviewer can act on. The body is read
+by `body_limit.read_body`, which refuses more than MAX_BODY_BYTES before buffering it. Who is
+reviewing is not a form field: the server's reviewer is fixed at start (a posted `reviewer` is ignored).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from evaluation.vocabulary import SCORE_LEVELS
 
 MAX_BODY_BYTES = 64 * 1024  # a larger post is refused (a note is a few lines)
 MAX_NOTE_CHARS = 4000  # longer notes are refused, not cut
-MAX_REVIEWER_CHARS = 80  # reviewer names longer than this are refused
 
 
 class FormError(EvaluationError):
@@ -35,7 +36,6 @@ class OverrideForm:
     expected_old: float | None  # the effective score shown on the page
     time_s: float  # video position to come back to, episode seconds
     filters: str  # the episode list's query string, kept for j/k navigation
-    reviewer: str  # who is reviewing ("" : the server's --reviewer)
 
 
 def parse_form(body: bytes) -> dict[str, str]:
@@ -54,7 +54,7 @@ def parse_form(body: bytes) -> dict[str, str]:
 
 
 def override_form(fields: dict[str, str]) -> OverrideForm:
-    """Read an override from form fields (the CSRF token is checked by the caller, not here).
+    """Read an override from form fields (the CSRF token is checked by the caller, not here; `reviewer` is ignored).
 
     Raises:
         FormError: A field is missing or not allowed.
@@ -62,9 +62,6 @@ def override_form(fields: dict[str, str]) -> OverrideForm:
     note = fields.get("note", "")
     if len(note) > MAX_NOTE_CHARS:
         raise FormError(f"the note has {len(note)} characters; at most {MAX_NOTE_CHARS} are accepted")
-    reviewer = fields.get("reviewer", "").strip()
-    if len(reviewer) > MAX_REVIEWER_CHARS or any(not ch.isprintable() for ch in reviewer):
-        raise FormError(f"the reviewer name must be printable text of at most {MAX_REVIEWER_CHARS} characters")
     reason = fields.get("reason", "")
     if reason not in REASON_CODES:
         raise FormError(f"choose a reason code (got {reason!r}; allowed: {', '.join(REASON_CODES)})")
@@ -77,7 +74,6 @@ def override_form(fields: dict[str, str]) -> OverrideForm:
         expected_old=_score(fields.get("expected_old", ""), "expected_old", required=False),
         time_s=parse_time(fields.get("t", "")),
         filters=fields.get("filters", ""),
-        reviewer=reviewer,
     )
 
 

@@ -9,6 +9,10 @@
   symlinks and `..`; anything else is refused.
 - Host header (loopback without a token): only localhost names are served, so a DNS-rebinding page
   cannot read or post through the user's browser.
+- Identity: every override is recorded under the reviewer the server was started with (the token
+  is shared, so it cannot tell people apart); a posted `reviewer` field is ignored.
+- Body size: an override post over 64 KiB is refused (413) from its Content-Length, or as soon as a
+  chunked body passes it, without reading the rest (body_limit).
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from evaluation.errors import EvaluationError
 
 SESSION_COOKIE = "so101_review_session"
 AUTH_COOKIE = "so101_review_auth"
-REVIEWER_COOKIE = "so101_review_reviewer"  # last reviewer name used in this browser (not a credential)
 TOKEN_HEADER = "x-review-token"
 MEDIA_SUFFIXES = (".mp4",)
 LOCAL_HOST_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")

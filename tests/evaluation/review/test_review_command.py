@@ -65,6 +65,25 @@ def test_bad_options_get_one_clear_line(args, message, dataset_root: Path, judge
     assert "Traceback" not in out
 
 
+def test_a_token_on_the_command_line_is_warned_about_and_one_in_a_file_is_not(dataset_root: Path, tmp_path, capsys):
+    missing = f"--store_path={tmp_path / 'none.sqlite'}"  # stops the command after the token checks
+    assert (
+        main([f"--dataset.root={dataset_root}", missing, "--reviewer=tester", f"--server.access_token={TOKEN}"])
+        == EXIT_USAGE
+    )
+    out = " ".join(capsys.readouterr().out.split())
+    assert "warning: the access token on the command line is visible to every user of this machine (ps" in out
+    token_file = tmp_path / "token"
+    token_file.write_text(f"{TOKEN}\n")
+    token_file.chmod(0o600)
+    assert main([f"--dataset.root={dataset_root}", missing, f"--server.access_token_file={token_file}",
+                 "--server.host=0.0.0.0", "--reviewer=tester"]) == EXIT_USAGE  # fmt: skip
+    out = " ".join(capsys.readouterr().out.split())
+    assert "warning" not in out
+    assert "refusing to serve" not in out  # the file's token counts for a non-loopback host
+    assert "judge the dataset first" in out
+
+
 def test_a_missing_dataset_is_explained(tmp_path: Path, capsys):
     assert main([f"--dataset.root={tmp_path}", "--reviewer=tester"]) == EXIT_USAGE
     assert "not a LeRobot dataset" in capsys.readouterr().out

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evaluation.errors import ConfigError
 from evaluation.review.catalog import EpisodeFilter, audit_sample
-from evaluation.review.config import AuditConfig, ServerConfig, check_bind, is_loopback
+from evaluation.review.config import AuditConfig, ServerConfig, check_bind, is_loopback, token_warnings
 from evaluation.review.episode_view import FrameRef, parse_ref
 from evaluation.review.forms import FormError, override_form, parse_form, parse_time
 from evaluation.review.security import Secrets, host_allowed
@@ -33,6 +35,33 @@ def test_bind_checks_and_the_token_from_the_environment(monkeypatch: pytest.Monk
     assert ServerConfig(access_token="given-on-the-command-line").token() == "given-on-the-command-line"
     with pytest.raises(ConfigError, match="not a host name"):
         ServerConfig(host="{':': None}")
+
+
+def test_the_token_from_a_file_and_the_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("SO101_REVIEW_TOKEN", "from-the-environment")
+    path = tmp_path / "token"
+    path.write_text("from-a-file-0123456789\n")
+    path.chmod(0o600)
+    from_file = ServerConfig(access_token_file=path)
+    assert from_file.token() == "from-a-file-0123456789"  # the file wins over the environment
+    assert token_warnings([f"--server.access_token_file={path}"], from_file) == []
+    path.chmod(0o644)
+    assert token_warnings([], from_file) == [
+        f"the access token file {path} can be read by other users; run: chmod 600 {path}"
+    ]
+    argv = ["--server.access_token=given-on-the-command-line"]
+    [warning] = token_warnings(argv, ServerConfig(access_token="given-on-the-command-line"))
+    assert "visible to every user of this machine (ps" in warning
+    assert "SO101_REVIEW_TOKEN" in warning
+    assert "--server.access_token_file" in warning
+    assert token_warnings(["--config_path=review.yaml"], ServerConfig(access_token="from-a-yaml-file")) == []
+    with pytest.raises(ConfigError, match="both set"):
+        ServerConfig(access_token="x" * 16, access_token_file=path)
+    with pytest.raises(ConfigError, match="cannot read the access token file"):
+        ServerConfig(access_token_file=tmp_path / "missing").token()
+    (tmp_path / "two").write_text("a\nb\n")
+    with pytest.raises(ConfigError, match="2 non-empty lines"):
+        ServerConfig(access_token_file=tmp_path / "two").token()
 
 
 @pytest.mark.parametrize(
@@ -69,9 +98,8 @@ def test_frame_refs():
 def test_form_parsing():
     fields = parse_form(b"criterion=R3&score=0.5&reason=confirmed&note=a+b&t=1.5&reviewer=ana")
     form = override_form(fields)
-    assert (form.criterion, form.score, form.reason, form.note, form.time_s, form.reviewer) == (
-        "R3", 0.5, "confirmed", "a b", 1.5, "ana",
-    )  # fmt: skip
+    assert (form.criterion, form.score, form.reason, form.note, form.time_s) == ("R3", 0.5, "confirmed", "a b", 1.5)
+    assert not hasattr(form, "reviewer")  # who reviews is the server's, never the form's
     assert form.expected_old is None
     with pytest.raises(FormError, match="at most"):
         parse_form(b"x" * 70_000)
@@ -81,8 +109,7 @@ def test_form_parsing():
         override_form({"reason": "confirmed"})
     with pytest.raises(FormError, match="not a number"):
         override_form({"reason": "confirmed", "score": "one"})
-    with pytest.raises(FormError, match="reviewer name"):
-        override_form({"reason": "confirmed", "score": "1", "reviewer": "a\nb"})
+    assert override_form({"reason": "confirmed", "score": "1", "reviewer": "a\nb"}).score == 1.0  # ignored
     assert [parse_time(x) for x in ("", "nan", "-1", "inf", "abc", "2.5")] == [0.0, 0.0, 0.0, 0.0, 0.0, 2.5]
 
 

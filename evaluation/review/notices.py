@@ -1,0 +1,67 @@
+"""One-line notices atop the review pages: what was left out because its episode changed or is gone.
+
+The templates receive the notices as `notices`. A template that does not show them (no element with
+id "notices") gets them inserted, escaped, right after `<body>`, so a stale judge result or override
+is never left out without a word.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from evaluation.currency import describe_stale
+from evaluation.review.catalog import EpisodeSummary, StaleRecords
+
+NOTICES_ID = "notices"  # id of the element that holds the notices
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def list_notices(stale: StaleRecords, dataset_root: Path) -> list[str]:
+    """Notices of the episodes page: how many stale results and overrides are left out, and what to do."""
+    out = []
+    changed = [s for s in stale.results if not s.deleted]
+    if stale.results:
+        step = f"; judge them again: so101-judge --dataset.root={dataset_root}" if changed else ""
+        out.append(
+            f"{_plural(len(stale.results), 'stale judge result')} left out ({describe_stale(stale.results)}): "
+            f"made before the episode was deleted or changed{step}"
+        )
+    if stale.overrides:
+        episodes = ", ".join(f"#{i}" for i in sorted({o.episode_index for o in stale.overrides}))
+        out.append(
+            f"{_plural(len(stale.overrides), 'stale override')} not applied (episodes {episodes}): made on an earlier "
+            f"version of the episode; open it and record the score again"
+        )
+    return out
+
+
+def episode_notices(summary: EpisodeSummary, dataset_root: Path) -> list[str]:
+    """Notices of an episode page: its stale judge result and each stale override, by criterion."""
+    out = []
+    if summary.result is None and summary.stale_result is not None:
+        out.append(
+            f"judge result #{summary.stale_result.result.result_id} was made on an earlier version of this episode: "
+            f"it is stale and not shown; judge it again: so101-judge --dataset.root={dataset_root} "
+            f"--dataset.episodes=[{summary.index}]"
+        )
+    for criterion, effective in sorted(summary.effective.items()):
+        for o in effective.stale:
+            out.append(
+                f"{criterion}: override #{o.override_id} by {o.reviewer} ({o.created_at}, score {o.new_score:g}) was "
+                f"made on an earlier version of this episode; it is stale and not applied: record the score again"
+            )
+    return out
+
+
+def insert_notices(page: str, notices: list[str]) -> str:
+    """The page with the notices after `<body>`, unless there are none or the page shows them itself."""
+    if not notices or f'id="{NOTICES_ID}"' in page:
+        return page
+    items = "".join(f'<p class="warn stale-notice">{html.escape(n)}</p>' for n in notices)
+    block = f'\n<section class="notices" id="{NOTICES_ID}" role="status">{items}</section>'
+    head, body_tag, tail = page.partition("<body>")
+    return head + body_tag + block + tail if body_tag else block + page
