@@ -2,17 +2,29 @@
 
 Selection: scored episode results of the runs that match the policy (tag and/or dataset), from one
 scorer (`auto`: the LLM judge's when the selection has any, else the motion heuristic's), and per
-episode the newest of them. Overrides come from `evaluation.overrides` (latest by id); an episode
-counts as reviewed when it has at least one override, a "confirmed" one included.
+episode the newest of them made on the episode as it is now (evaluation.currency). Overrides come
+from `evaluation.overrides` (latest current one by id); an episode counts as reviewed when it has at
+least one, a "confirmed" one included.
+
+What an episode is now comes from the dataset: the policy's `dataset_root`, else the folder the
+newest judge run of that dataset recorded. A result of an episode that was deleted or changed since
+is stale and left out; so is an override made before its episode changed. When the folder is not
+there, the newest fingerprint on record stands in (a deletion cannot be seen then), and the policy's
+`source` says its results were not checked against the dataset. The counts are in `Currency`, and
+in words in `PolicyScores.source` (the report's policies table and its JSON "source").
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from evaluation.errors import StoreError
+from evaluation.currency import ResultRef, StaleResult, describe_stale, episodes_now, episodes_on_record, select_current
+from evaluation.episode_source import open_dataset
+from evaluation.errors import DatasetReadError, StoreError
 from evaluation.overrides import effective_scores
 from evaluation.report.config import PolicySpec
 from evaluation.report.errors import MissingStoreError, NoScoresError, ReportError, UnknownTagError
@@ -20,19 +32,68 @@ from evaluation.report.scores import Cell, EpisodeScores, HumanLabel, PolicyScor
 from evaluation.store import EvaluationStore
 
 _RESULTS = (
-    "SELECT e.id AS result_id, e.dataset_id, e.episode_index, r.scorer, r.model, r.rubric_version, r.rubric_json"
-    " FROM episode_results e JOIN runs r ON r.run_id = e.run_id WHERE e.status = 'scored'"
+    "SELECT e.id AS result_id, e.dataset_id, e.episode_index, e.episode_fingerprint, r.scorer, r.model,"
+    " r.rubric_version, r.rubric_json FROM episode_results e JOIN runs r ON r.run_id = e.run_id"
+    " WHERE e.status = 'scored'"
 )
 _CHUNK = 500  # result ids per IN (...) query
 
 
+@dataclass(frozen=True)
+class DatasetNow:
+    """What one dataset's episodes are now, and where that was learnt."""
+
+    dataset_id: str  # dataset name in the store
+    fingerprints: Mapping[int, str]  # episode index -> fingerprint now
+    checked_against: Path | None  # the dataset folder the fingerprints were computed from; None: from the store
+    why_not: str = ""  # when not checked against the dataset: why (e.g. "/data/fold not found")
+
+
+@dataclass(frozen=True)
+class Currency:
+    """What a policy's figures left out because it was made on another version of its episode."""
+
+    datasets: tuple[DatasetNow, ...]  # per dataset of the selection
+    stale_results: tuple[tuple[str, StaleResult], ...]  # (dataset id, result) per episode without a current result
+    stale_overrides: int  # override cells of counted episodes whose latest override is stale (not applied)
+
+    def describe(self) -> str:
+        """The policy's currency in words, for its `source` line."""
+        parts = []
+        checked = [str(d.checked_against) for d in self.datasets if d.checked_against is not None]
+        if checked:
+            parts.append(f"checked against the dataset {', '.join(checked)}")
+        for d in self.datasets:
+            if d.checked_against is None:
+                parts.append(
+                    f"{d.dataset_id!r} not checked against its dataset ({d.why_not}; pass --datasets=<folder>): "
+                    f"stale means judged before the newest recorded version of the episode"
+                )
+        if self.stale_results:
+            n = len(self.stale_results)
+            by_dataset = "; ".join(
+                f"{d}: {describe_stale(s for ds, s in self.stale_results if ds == d)}"
+                for d in sorted({ds for ds, _ in self.stale_results})
+            )
+            parts.append(f"{n} stale result{'' if n == 1 else 's'} left out ({by_dataset})")
+        if self.stale_overrides:
+            m = self.stale_overrides
+            parts.append(f"{m} stale override{'' if m == 1 else 's'} not applied (made before the episode changed)")
+        return "; ".join(parts)
+
+
 def load_policy(spec: PolicySpec, scorer: str = "auto") -> PolicyScores:
-    """Read a policy's scores.
+    """Read a policy's scores (see `load_policy_with_currency` for what was left out)."""
+    return load_policy_with_currency(spec, scorer)[0]
+
+
+def load_policy_with_currency(spec: PolicySpec, scorer: str = "auto") -> tuple[PolicyScores, Currency]:
+    """Read a policy's current scores, and what was left out as stale.
 
     Raises:
         MissingStoreError: No store file at the policy's store path.
         UnknownTagError: No run in the store has the policy's tag.
-        NoScoresError: The selection holds no scored episode (of the requested scorer).
+        NoScoresError: The selection holds no scored episode (of the requested scorer), or every one is stale.
         ReportError: The episodes were judged against rubrics with different criteria.
         StoreError: The store cannot be read.
     """
@@ -48,7 +109,7 @@ def load_policy(spec: PolicySpec, scorer: str = "auto") -> PolicyScores:
         return _load(store, spec, scorer, path)
 
 
-def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> PolicyScores:
+def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> tuple[PolicyScores, Currency]:
     dataset_id = spec.resolved_dataset_id()
     _check_selection(store, spec, dataset_id, path)
     sql, params = _RESULTS, []
@@ -68,25 +129,37 @@ def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> 
             f"policy {spec.label()!r}: {where} has no episode scored by the {chosen} scorer "
             f"(found: {sorted(scorers)}); pass --scorer={sorted(scorers)[0]}"
         )
+    nows = {d: _dataset_now(store, spec, d) for d in sorted({r["dataset_id"] for r in rows})}
+    by_id = {int(r["result_id"]): r for r in rows}
     latest: dict[tuple[str, int], sqlite3.Row] = {}
-    for r in kept:
-        key = (r["dataset_id"], int(r["episode_index"]))
-        if key not in latest or r["result_id"] > latest[key]["result_id"]:
-            latest[key] = r
-    left_out = len({(r["dataset_id"], int(r["episode_index"])) for r in rows} - latest.keys())
+    current_any: set[tuple[str, int]] = set()  # episodes with a current result of any scorer
+    stale: list[tuple[str, StaleResult]] = []
+    for d, now in nows.items():
+        chosen_now = select_current(_refs(kept, d), now.fingerprints)
+        latest.update({(d, i): by_id[ref.result_id] for i, ref in chosen_now.current.items()})
+        stale += [(d, s) for s in chosen_now.stale]
+        current_any |= {(d, i) for i in select_current(_refs(rows, d), now.fingerprints).current}
+    left_out = len(current_any - latest.keys())
+    if not latest:
+        detail = "; ".join(f"{d}: {describe_stale(s for ds, s in stale if ds == d)}" for d in nows)
+        raise NoScoresError(
+            f"policy {spec.label()!r}: every scored episode of {where} is stale ({detail}): deleted or changed since "
+            f"it was judged; judge the dataset again with so101-judge --dataset.root=<folder>"
+        )
     chosen_rows = [latest[k] for k in sorted(latest)]
     criteria = _criteria(chosen_rows, spec)
     scores = _scores(store, [r["result_id"] for r in chosen_rows])
-    humans = _human_labels(store, sorted({r["dataset_id"] for r in chosen_rows}))
+    humans, stale_overrides = _human_labels(store, {d: nows[d] for d in sorted({k[0] for k in latest})}, latest)
+    currency = Currency(tuple(nows.values()), tuple(stale), stale_overrides)
     reviewed_keys = {k[:2] for k in humans}
     episodes = []
     for r in chosen_rows:
         key = (r["dataset_id"], int(r["episode_index"]))
         cells = tuple(Cell(cid, scores.get((r["result_id"], cid)), humans.get((*key, cid))) for cid, _ in criteria)
         episodes.append(EpisodeScores(key[0], key[1], cells, key in reviewed_keys))
-    return PolicyScores(
+    scores_out = PolicyScores(
         name=spec.label(),
-        source=where,
+        source="; ".join(p for p in (where, currency.describe()) if p),
         store_path=str(path),
         dataset_ids=tuple(sorted({r["dataset_id"] for r in chosen_rows})),
         scorer=chosen,
@@ -96,6 +169,37 @@ def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> 
         episodes=tuple(episodes),
         left_out=left_out,
     )
+    return scores_out, currency
+
+
+def _refs(rows: list[sqlite3.Row], dataset_id: str) -> list[ResultRef]:
+    return [
+        ResultRef(int(r["result_id"]), int(r["episode_index"]), r["episode_fingerprint"])
+        for r in rows
+        if r["dataset_id"] == dataset_id
+    ]
+
+
+def _dataset_now(store: EvaluationStore, spec: PolicySpec, dataset_id: str) -> DatasetNow:
+    """The episodes of a dataset now: from its folder when it can be read, else from the store's records."""
+    root = spec.dataset_root if spec.dataset_root is not None and spec.resolved_dataset_id() == dataset_id else None
+    if root is None:
+        recorded = store.query(
+            "SELECT dataset_root FROM runs WHERE dataset_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            (dataset_id,),
+        )
+        root = Path(recorded[0]["dataset_root"]) if recorded else None
+    if root is None:
+        why = "no folder on record"
+    elif not (root.expanduser() / "meta" / "info.json").is_file():
+        why = f"{root} not found"
+    else:
+        try:
+            source = open_dataset(root, dataset_id)
+            return DatasetNow(dataset_id, episodes_now(source), source.root)
+        except DatasetReadError as e:
+            why = f"{root} cannot be read: {e}"
+    return DatasetNow(dataset_id, episodes_on_record(store, dataset_id), None, why)
 
 
 def _check_selection(store: EvaluationStore, spec: PolicySpec, dataset_id: str, path: Path) -> None:
@@ -151,12 +255,18 @@ def _scores(store: EvaluationStore, result_ids: list[int]) -> dict[tuple[int, st
     return out
 
 
-def _human_labels(store: EvaluationStore, dataset_ids: list[str]) -> dict[tuple[str, int, str], HumanLabel]:
+def _human_labels(
+    store: EvaluationStore, nows: Mapping[str, DatasetNow], counted: Mapping[tuple[str, int], object]
+) -> tuple[dict[tuple[str, int, str], HumanLabel], int]:
+    """The latest current override per cell, and how many counted cells have only a stale one on top."""
     out: dict[tuple[str, int, str], HumanLabel] = {}
-    for dataset_id in dataset_ids:
-        for episode, by_criterion in effective_scores(store, dataset_id).items():
+    stale = 0
+    for dataset_id, now in nows.items():
+        for episode, by_criterion in effective_scores(store, dataset_id, now.fingerprints).items():
             for criterion, eff in by_criterion.items():
                 o = eff.overridden_by
                 if o is not None:
                     out[(dataset_id, episode, criterion)] = HumanLabel(o.new_score, o.reason, o.reviewer, o.created_at)
-    return out
+                if eff.stale and (dataset_id, episode) in counted:
+                    stale += 1
+    return out, stale
