@@ -4,6 +4,11 @@ Per criterion: the label is the median of the valid samples (lower median for an
 stays on the 0/0.5/1 scale), the soft score is their mean, and agreement is the fraction of samples
 equal to the label. An episode is routed to review when agreement is low, the judge says it is
 unsure, samples failed, or the motion heuristic disagrees.
+
+The offline heuristic scorer (`heuristic_scores`) reports only what the joint data can show: a
+criterion judged on the process gets its motion evidence as the score; a criterion judged on the
+cloth's final state gets 0 when the motion rules it out (no grasp, no push) and otherwise no score at
+all, routed to a person as `heuristic_blind`. Route codes are `RouteCode` (evaluation.vocabulary).
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from dataclasses import dataclass
 
 from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
-from evaluation.motion_check import MotionCheck
-from evaluation.rubric import Rubric
+from evaluation.motion_check import ArmMotion, MotionCheck
+from evaluation.rubric import Criterion, Rubric
 from evaluation.verdict import Verdict
+from evaluation.vocabulary import RouteCode, ScoreSource
 
 
 @dataclass(frozen=True)
@@ -40,13 +46,17 @@ class RoutingConfig:
 class RouteReason:
     """Why a criterion or episode needs a person."""
 
-    code: str  # low_agreement, judge_uncertain, low_confidence, heuristic_conflict, did_nothing, missing_samples
+    code: RouteCode  # why (a closed set: see RouteCode)
     criterion: str  # criterion id, or "" for the whole episode
     detail: str  # readable explanation
 
+    def __post_init__(self) -> None:
+        """Hold the code as a RouteCode (a plain string is converted; an unknown one raises ValueError)."""
+        object.__setattr__(self, "code", RouteCode(self.code))
+
     def to_dict(self) -> dict[str, str]:
         """JSON-serialisable form."""
-        return {"code": self.code, "criterion": self.criterion, "detail": self.detail}
+        return {"code": self.code.value, "criterion": self.criterion, "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -54,7 +64,7 @@ class CriterionScore:
     """Aggregated score of one criterion."""
 
     criterion: str  # id, e.g. "R3"
-    source: str  # "judge" or "heuristic"
+    source: ScoreSource  # who scored it: the judge or the heuristic
     score: float | None  # label: median of the valid samples (None when no sample is valid)
     mean: float | None  # soft score: mean of the valid samples
     agreement: float | None  # fraction of valid samples equal to the label
@@ -103,7 +113,7 @@ def aggregate(
         heuristic = motion.score(c)
         reasons: list[RouteReason] = []
         if not scores:
-            criteria.append(CriterionScore(c.id, "judge", None, None, None, 0, n, False, heuristic, (), ()))
+            criteria.append(CriterionScore(c.id, ScoreSource.JUDGE, None, None, None, 0, n, False, heuristic, (), ()))
             continue
         label = statistics.median_low(scores)
         agreeing = [v.get(c.id) for v in valid if v.get(c.id).score == label]
@@ -112,25 +122,29 @@ def aggregate(
         low_conf = sum(v.get(c.id).confidence == "low" for v in valid) > len(valid) / 2
         if agreement < routing.min_agreement:
             reasons.append(
-                RouteReason("low_agreement", c.id, f"{len(agreeing)}/{len(scores)} samples agree on {label:g}")
+                RouteReason(RouteCode.LOW_AGREEMENT, c.id, f"{len(agreeing)}/{len(scores)} samples agree on {label:g}")
             )
         if uncertain:
-            reasons.append(RouteReason("judge_uncertain", c.id, "the judge marked the evidence as insufficient"))
+            reasons.append(
+                RouteReason(RouteCode.JUDGE_UNCERTAIN, c.id, "the judge marked the evidence as insufficient")
+            )
         elif low_conf and routing.route_low_confidence:
-            reasons.append(RouteReason("low_confidence", c.id, "most samples report low confidence"))
+            reasons.append(RouteReason(RouteCode.LOW_CONFIDENCE, c.id, "most samples report low confidence"))
         if len(scores) < n:
-            reasons.append(RouteReason("missing_samples", c.id, f"{n - len(scores)} of {n} samples failed"))
+            reasons.append(RouteReason(RouteCode.MISSING_SAMPLES, c.id, f"{n - len(scores)} of {n} samples failed"))
         if heuristic is not None and abs(label - heuristic) >= routing.conflict_threshold:
-            reasons.append(RouteReason("heuristic_conflict", c.id, f"judge {label:g}, motion heuristic {heuristic:g}"))
+            reasons.append(
+                RouteReason(RouteCode.HEURISTIC_CONFLICT, c.id, f"judge {label:g}, motion heuristic {heuristic:g}")
+            )
         if motion.did_nothing and label > 0:
             reasons.append(
-                RouteReason("did_nothing", c.id, f"no arm moved and no gripper closed, but {c.id} = {label:g}")
+                RouteReason(RouteCode.DID_NOTHING, c.id, f"no arm left its start pose, but {c.id} = {label:g}")
             )
         evidence = tuple(dict.fromkeys(ref for v in agreeing for ref in v.evidence_frames))
         criteria.append(
             CriterionScore(
-                c.id, "judge", float(label), float(statistics.fmean(scores)), agreement, len(scores), n, uncertain,
-                heuristic, evidence, tuple(reasons),
+                c.id, ScoreSource.JUDGE, float(label), float(statistics.fmean(scores)), agreement, len(scores), n,
+                uncertain, heuristic, evidence, tuple(reasons),
             )
         )  # fmt: skip
     status = "scored" if valid else "failed"
@@ -139,13 +153,45 @@ def aggregate(
 
 
 def heuristic_scores(rubric: Rubric, motion: MotionCheck) -> EpisodeScore:
-    """Offline scores from the motion heuristic only (labelled source "heuristic"; it never sees the cloth)."""
+    """Offline scores from the motion heuristic only (source "heuristic"); what it cannot see is left to a person.
+
+    Per criterion (see the module docstring): the motion evidence for a process criterion; for a
+    final-state criterion 0 when the motion rules it out, else no score and a `heuristic_blind` reason;
+    no score and `heuristic_blind` for a criterion without a motion signal. An idle arm whose gripper
+    closed routes the episode (`idle_arm`): evidence was set aside and a person should know.
+    """
     criteria = []
     for c in rubric.criteria:
-        h = motion.score(c)
+        evidence = motion.score(c)
+        score, reasons = _heuristic_score(c, evidence)
         criteria.append(
             CriterionScore(
-                c.id, "heuristic", h, h, 1.0 if h is not None else None, 1 if h is not None else 0, 1, False, h, (), ()
+                c.id, ScoreSource.HEURISTIC, score, score, None if score is None else 1.0, int(score is not None), 1,
+                False, evidence, (), reasons,
             )
+        )  # fmt: skip
+    episode = tuple(_idle_arm_reason(a) for a in motion.idle_arms if a.grasps)
+    all_reasons = tuple(r for c in criteria for r in c.reasons) + episode
+    return EpisodeScore(tuple(criteria), "scored", all_reasons)
+
+
+def _heuristic_score(criterion: Criterion, evidence: float | None) -> tuple[float | None, tuple[RouteReason, ...]]:
+    if evidence is None:
+        detail = "the motion heuristic has no signal for this criterion; a person scores it"
+        return None, (RouteReason(RouteCode.HEURISTIC_BLIND, criterion.id, detail),)
+    if criterion.judge_on == "final_state" and evidence > 0:
+        detail = (
+            f"{criterion.name} is about the cloth's final state, which the motion heuristic never sees "
+            f"(the joints allow up to {evidence:g}); a person scores it"
         )
-    return EpisodeScore(tuple(criteria), "scored", ())
+        return None, (RouteReason(RouteCode.HEURISTIC_BLIND, criterion.id, detail),)
+    return evidence, ()  # process evidence, or a final state the motion rules out (0)
+
+
+def _idle_arm_reason(arm: ArmMotion) -> RouteReason:
+    closings = f"{arm.grasps} gripper closing{'s' if arm.grasps != 1 else ''}"
+    return RouteReason(
+        RouteCode.IDLE_ARM, "",
+        f"the {arm.side.value} arm never left its start pose (largest excursion {arm.max_excursion_deg:.1f} deg), "
+        f"so its {closings} counted for nothing",
+    )  # fmt: skip

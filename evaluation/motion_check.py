@@ -3,11 +3,15 @@
 It catches "the policy did nothing" and checks the judge against what the joints did. Without an API
 key it is also an offline scorer, labelled `heuristic`: it scores motion evidence only, never the
 cloth, and each criterion's score is capped by the rubric's `heuristic_max`.
+
+An arm whose body joints never leave the start pose (by more than `idle_excursion_deg`) did nothing:
+its gripper closing and opening in place cannot have grasped the cloth, so its events feed no signal
+(they are still counted in its `ArmMotion`). With both arms idle every signal is 0.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,7 +28,7 @@ from evaluation.events import (
 from evaluation.rubric import Criterion
 from evaluation.vocabulary import HeuristicSignal, Phase, Side
 
-HEURISTIC_VERSION = "motion-v1"
+HEURISTIC_VERSION = "motion-v2"  # v2: an idle arm's gripper events count for nothing
 
 
 @dataclass(frozen=True)
@@ -61,16 +65,25 @@ class MotionCheck:
     """The heuristic's view of an episode."""
 
     arms: tuple[ArmMotion, ...]  # left, right
-    did_nothing: bool  # no arm moved and no gripper closed
+    did_nothing: bool  # no arm left its start pose (gripper events of an idle arm do not count)
     signals: tuple[tuple[HeuristicSignal, float], ...]  # strength of each signal: 0, 0.5 or 1
     version: str = HEURISTIC_VERSION  # heuristic version, stored with every result
+
+    @property
+    def idle_arms(self) -> tuple[ArmMotion, ...]:
+        """Arms that never left their start pose."""
+        return tuple(a for a in self.arms if not a.moved)
 
     def signal(self, which: HeuristicSignal) -> float | None:
         """Strength of a signal, or None for `HeuristicSignal.NONE`."""
         return dict(self.signals).get(which)
 
     def score(self, criterion: Criterion) -> float | None:
-        """Heuristic score of a criterion (capped by its `heuristic_max`), or None if it has no signal."""
+        """Motion evidence for a criterion (capped by its `heuristic_max`), or None if it has no signal.
+
+        This is what the joints show, not what the cloth did: the offline scorer
+        (`aggregate.heuristic_scores`) decides which of these it may report as a score.
+        """
         strength = self.signal(criterion.heuristic)
         return None if strength is None else min(strength, criterion.heuristic_max)
 
@@ -116,13 +129,25 @@ def check_motion(signals: EpisodeSignals, events: EpisodeEvents, config: MotionC
                 moved=bool(exc.max(initial=0.0) > config.idle_excursion_deg),
             )
         )
-    did_nothing = not any(a.moved for a in arms) and not any(a.grasps for a in arms)
+    did_nothing = not any(a.moved for a in arms)
+    moved = frozenset(a.side for a in arms if a.moved)
+    active = _only_sides(events, moved)
     graded = (
-        (HeuristicSignal.GRASP_WITH_MOTION, _grasp_with_motion(signals, events, config)),
-        (HeuristicSignal.GRASP_RELEASE_CYCLE, _grasp_release_cycle(events)),
-        (HeuristicSignal.MOTION_AFTER_RELEASE, _motion_after_release(signals, events, config)),
+        (HeuristicSignal.GRASP_WITH_MOTION, _grasp_with_motion(signals, active, config)),
+        (HeuristicSignal.GRASP_RELEASE_CYCLE, _grasp_release_cycle(active)),
+        (HeuristicSignal.MOTION_AFTER_RELEASE, _motion_after_release(signals, active, config, moved)),
     )
     return MotionCheck(arms=tuple(arms), did_nothing=did_nothing, signals=graded)
+
+
+def _only_sides(events: EpisodeEvents, sides: frozenset[Side]) -> EpisodeEvents:
+    """The events of the arms in `sides` (events of no particular arm, such as start and final, stay)."""
+    return replace(
+        events,
+        events=tuple(e for e in events.events if e.side is None or e.side in sides),
+        motion=tuple(m for m in events.motion if m.side in sides),
+        closed_intervals=tuple(c for c in events.closed_intervals if c[0] in sides),
+    )
 
 
 def _grasp_with_motion(signals: EpisodeSignals, events: EpisodeEvents, config: MotionCheckConfig) -> float:
@@ -138,13 +163,15 @@ def _grasp_release_cycle(events: EpisodeEvents) -> float:
     return 0.5 if events.of(Phase.GRASP) else 0.0
 
 
-def _motion_after_release(signals: EpisodeSignals, events: EpisodeEvents, config: MotionCheckConfig) -> float:
+def _motion_after_release(
+    signals: EpisodeSignals, events: EpisodeEvents, config: MotionCheckConfig, sides: frozenset[Side]
+) -> float:
     releases = events.of(Phase.RELEASE)
     if not releases:
         return 0.0
     start = max(e.frame_index for e in releases)
     travel = 0.0
-    for side in Side:
+    for side in sides:
         col = signals.column(f"{side.value}_{LATERAL_JOINT}.pos")
         pan = signals.state[start:, col].astype(np.float64)
         if pan.size:

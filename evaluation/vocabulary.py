@@ -1,7 +1,9 @@
-"""Closed vocabularies shared by rubrics, frame selection, the prompt and the store.
+"""Closed vocabularies shared by rubrics, frame selection, the prompt, the store, the review page and reports.
 
 Camera views are the dataset's video keys without the `observation.images.` prefix. Phases name the
-moments of an episode that frame selection can find from the recorded state and action.
+moments of an episode that frame selection can find from the recorded state and action. Route codes
+say why a score goes to a person; score sources say who gave a score, and `source_label` is how every
+page, table and plot names them, so a heuristic score is never shown as a judge's.
 """
 
 from enum import StrEnum
@@ -39,6 +41,42 @@ class HeuristicSignal(StrEnum):
     GRASP_RELEASE_CYCLE = "grasp_release_cycle"  # a gripper closed, then opened again
     MOTION_AFTER_RELEASE = "motion_after_release"  # an arm moved after the last release
     NONE = "none"  # no motion signal for this criterion
+
+
+class RouteCode(StrEnum):
+    """Why a criterion or episode goes to human review (stored in `route_reasons_json`)."""
+
+    LOW_AGREEMENT = "low_agreement"  # fewer judge samples than routing.min_agreement agree with the label
+    JUDGE_UNCERTAIN = "judge_uncertain"  # a judge sample marked the evidence as insufficient
+    LOW_CONFIDENCE = "low_confidence"  # most judge samples report low confidence
+    MISSING_SAMPLES = "missing_samples"  # some judge samples failed or were invalid
+    HEURISTIC_CONFLICT = "heuristic_conflict"  # the judge's label and the motion evidence disagree
+    DID_NOTHING = "did_nothing"  # no arm moved, yet the judge gave a score above 0
+    HEURISTIC_BLIND = "heuristic_blind"  # the heuristic cannot see what the criterion asks (the cloth); unscored
+    IDLE_ARM = "idle_arm"  # an arm that never left its start pose closed its gripper; that was not counted
+
+
+class ScoreSource(StrEnum):
+    """Who gave a score."""
+
+    JUDGE = "judge"  # the LLM judge (named with its model: "judge (<model>)")
+    HEURISTIC = "heuristic"  # the offline motion heuristic (joint data only, never the cloth)
+    PERSON = "person"  # a reviewer's override in so101-review
+    LIVE_OPERATOR = "live operator"  # reserved: a verdict given live during a rollout (no producer yet)
+
+
+def source_label(source: str, model: str = "") -> str:
+    """How a score's source is written for people: "heuristic", "judge (<model>)", "person", ...
+
+    `source` is a `ScoreSource` value, or the review store's "override" (a person's) or "none".
+    """
+    match source:
+        case ScoreSource.JUDGE:
+            return f"judge ({model})" if model else "judge"
+        case "override":
+            return ScoreSource.PERSON.value
+        case _:
+            return source
 
 
 def image_key(view: str) -> str:

@@ -1,10 +1,10 @@
 import pytest
 
-from evaluation.aggregate import RoutingConfig, aggregate
+from evaluation.aggregate import RouteReason, RoutingConfig, aggregate, heuristic_scores
 from evaluation.motion_check import ArmMotion, MotionCheck
 from evaluation.rubric import load_rubric
 from evaluation.verdict import CriterionVerdict, Verdict
-from evaluation.vocabulary import HeuristicSignal, Side
+from evaluation.vocabulary import HeuristicSignal, RouteCode, Side
 
 RUBRIC = load_rubric()
 
@@ -78,3 +78,42 @@ def test_heuristic_conflicts_both_ways_and_did_nothing():
     assert _codes(idle, "R2") == {"heuristic_conflict", "did_nothing"}
     strict = aggregate([_verdict(1, 0.5, 1)] * 3, RUBRIC, _motion(0.5, 0.5, 0.5), RoutingConfig(conflict_threshold=0.5))
     assert {r.criterion for r in strict.reasons} == {"R1", "R3"}
+
+
+def test_route_codes_are_one_closed_vocabulary():
+    assert RouteReason("low_agreement", "R3", "3/5 agree").code is RouteCode.LOW_AGREEMENT
+    with pytest.raises(ValueError, match="made_up"):
+        RouteReason("made_up", "", "")
+    everything = [
+        aggregate([_verdict(1, 1, 0, uncertain="R2", confidence="low"), None, _verdict(0, 1, 1)], RUBRIC,
+                  _motion(0, 0, 0, did_nothing=True), RoutingConfig()),
+        heuristic_scores(RUBRIC, _motion(did_nothing=True)),
+        heuristic_scores(RUBRIC, _motion()),
+    ]  # fmt: skip
+    codes = {r["code"] for result in everything for r in (x.to_dict() for x in result.reasons)}
+    assert codes <= {c.value for c in RouteCode}
+    assert {"did_nothing", "idle_arm", "heuristic_blind", "missing_samples", "judge_uncertain"} <= codes
+
+
+def test_the_heuristic_scores_what_the_motion_shows_and_routes_the_cloth():
+    full = heuristic_scores(RUBRIC, _motion())  # grasp with motion, a release, a push: all at full strength
+    assert [(c.criterion, c.source, c.score, c.heuristic_score) for c in full.criteria] == [
+        ("R1", "heuristic", 1.0, 1.0), ("R2", "heuristic", None, 0.5), ("R3", "heuristic", None, 1.0),
+    ]  # fmt: skip
+    assert (full.total, full.status) == (None, "scored")
+    assert {(r.criterion, r.code) for r in full.reasons} == {
+        ("R2", RouteCode.HEURISTIC_BLIND), ("R3", RouteCode.HEURISTIC_BLIND),
+    }  # fmt: skip
+    nothing = heuristic_scores(RUBRIC, _motion(0, 0, 0))  # arms moved, no grasp: no fold, no push can follow
+    assert ([c.score for c in nothing.criteria], nothing.routed) == ([0.0, 0.0, 0.0], False)
+
+
+def test_a_judge_crediting_arms_that_never_moved_is_routed():
+    # Both arms idle, their grippers closed in place (as _motion(did_nothing=True) records them).
+    idle = _motion(0, 0, 0, did_nothing=True)
+    result = aggregate([_verdict(0.5, 0, 0)] * 3, RUBRIC, idle, RoutingConfig())
+    assert {(r.criterion, r.code) for r in result.reasons} == {("R1", RouteCode.DID_NOTHING)}
+    assert result.reasons[0].detail == "no arm left its start pose, but R1 = 0.5"
+    scored = heuristic_scores(RUBRIC, idle)
+    assert [c.score for c in scored.criteria] == [0.0, 0.0, 0.0]
+    assert [(r.criterion, r.code) for r in scored.reasons] == [("", RouteCode.IDLE_ARM)] * 2
