@@ -7,7 +7,15 @@ import pytest
 from scipy import stats
 
 from evaluation.report.permutation import holm_adjust, permutation_test
-from evaluation.report.stats import mean_bca_interval, mean_t_interval, welch_difference, wilson_interval
+from evaluation.report.stats import (
+    NO_VARIATION,
+    NO_VARIATION_WITHIN,
+    clip_estimate,
+    mean_bca_interval,
+    mean_t_interval,
+    welch_difference,
+    wilson_interval,
+)
 
 TOTALS = [2.5, 3.0, 1.5, 2.0, 0.5, 3.0, 2.5]  # seven episodes' totals on 0..3
 OTHER = [0.0, 0.5, 1.5, 0.0, 1.0, 1.0, 0.0]
@@ -28,11 +36,13 @@ def test_t_interval_edge_cases_and_clipping_to_the_scale():
     assert mean_t_interval([]).value is None
     one = mean_t_interval([2.0])
     assert (one.value, one.low, one.high, one.method) == (2.0, None, None, "none")
-    flat = mean_t_interval([1.0, 1.0, 1.0])
-    assert (flat.low, flat.high) == (1.0, 1.0)
+    flat = mean_t_interval([1.0, 1.0, 1.0], bounds=(0.0, 1.0))  # no spread: no interval, not [1, 1]
+    assert (flat.value, flat.low, flat.high, flat.n, flat.method) == (1.0, None, None, 3, NO_VARIATION)
+    assert flat.no_variation
     clipped = mean_t_interval([3.0, 3.0, 2.5], bounds=(0.0, 3.0))
-    assert clipped.high == 3.0
+    assert (clipped.high, clipped.clipped) == (3.0, True)
     assert clipped.low == pytest.approx(mean_t_interval([3.0, 3.0, 2.5]).low)
+    assert not mean_t_interval(TOTALS, bounds=(0.0, 3.0)).clipped  # inside the scale: untouched
 
 
 def test_bca_interval_matches_scipy_with_the_same_seed_and_is_repeatable():
@@ -41,7 +51,8 @@ def test_bca_interval_matches_scipy_with_the_same_seed_and_is_repeatable():
     assert (e.low, e.high) == (pytest.approx(ref.confidence_interval.low), pytest.approx(ref.confidence_interval.high))
     assert e.low < e.value < e.high
     assert mean_bca_interval(TOTALS, seed=3, n_resamples=2000) == e
-    assert mean_bca_interval([2.0, 2.0], seed=0).low == 2.0  # no spread: no bootstrap, a point
+    flat = mean_bca_interval([2.0, 2.0], seed=0)  # no spread: no bootstrap, no interval
+    assert (flat.value, flat.low, flat.high, flat.method) == (2.0, None, None, NO_VARIATION)
     assert mean_bca_interval([2.0], seed=0).low is None
 
 
@@ -72,6 +83,31 @@ def test_welch_difference_matches_scipy():
     assert (e.low, e.high) == (pytest.approx(ref.low), pytest.approx(ref.high))
     assert welch_difference([1.0], OTHER).low is None
     assert welch_difference([], OTHER).value is None
+    assert welch_difference(TOTALS, OTHER, bounds=(0.0, 3.0)) == e  # well inside -3..3: not clipped
+
+
+def test_welch_difference_of_two_episodes_each_stays_inside_the_scale():
+    # The review's case: a 0..1 criterion, two episodes per policy, df near 1, so t(0.975) is about 12.
+    a, b = [0.5, 1.0], [0.0, 0.5]
+    raw = welch_difference(a, b)
+    assert raw.low < -1.0 < 1.0 < raw.high  # the unclipped interval claims differences that cannot happen
+    e = welch_difference(a, b, bounds=(0.0, 1.0))
+    assert (e.value, e.low, e.high, e.clipped) == (pytest.approx(0.5), -1.0, 1.0, True)
+
+
+def test_welch_difference_without_variation_gives_no_interval():
+    same = welch_difference([0.0] * 4, [0.0] * 3, bounds=(0.0, 1.0))
+    assert (same.value, same.low, same.high, same.n, same.method) == (0.0, None, None, 7, NO_VARIATION)
+    apart = welch_difference([1.0] * 4, [0.0] * 3, bounds=(0.0, 1.0))
+    assert (apart.value, apart.low, apart.high, apart.method) == (1.0, None, None, NO_VARIATION_WITHIN)
+
+
+def test_clip_estimate_moves_only_bounds_outside_the_range():
+    e = welch_difference(TOTALS, OTHER)
+    assert clip_estimate(e, -3.0, 3.0) == e
+    cut = clip_estimate(e, -3.0, 1.0)
+    assert (cut.low, cut.high, cut.clipped) == (e.low, 1.0, True)
+    assert clip_estimate(mean_t_interval([1.0]), 0.0, 1.0).low is None  # nothing to clip
 
 
 def test_permutation_p_by_hand_on_four_episodes():
