@@ -1,7 +1,8 @@
 """Report plots as PNG bytes: the per-episode heatmap, per-criterion bars, and the policy comparison bars.
 
 Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no global backend switch), so
-plotting is safe from any thread and needs no display.
+plotting is safe from any thread and needs no display. Every title, legend and axis label names the
+scores' source (labels.py): "heuristic", "judge (<model>)", "effective (... person overrides)".
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
+from evaluation.report.labels import column_label, scorer_kind, view_label
 from evaluation.report.model import Report
 from evaluation.report.scores import PolicyScores, View
 from evaluation.report.stats import Estimate
@@ -23,7 +25,6 @@ from evaluation.report.stats import Estimate
 DPI = 100  # pixels per inch of the PNG files
 _CMAP = LinearSegmentedColormap.from_list("score", ["#d73027", "#fee08b", "#1a9850"])  # 0 red, 0.5 yellow, 1 green
 _MISSING = "#bdbdbd"  # cells without a score
-_VIEW_LABEL = {View.JUDGE: "judge only", View.EFFECTIVE: "human-adjusted"}
 _ANNOTATE_MAX_ROWS = 60  # beyond this many episodes the heatmap cells carry no text
 COMPARISON_PNG = "comparison.png"  # file name of the policy comparison bars
 CRITERIA_PNG = "criteria.png"  # file name of the per-criterion bars
@@ -43,12 +44,27 @@ def render_plots(report: Report) -> dict[str, bytes]:
 
 
 def heatmap_png(policy: PolicyScores) -> bytes:
-    """Episodes (rows) by criteria (columns), effective scores; overridden cells outlined and labelled judge→human."""
+    """The heatmap of a policy as PNG bytes (see `heatmap_figure`)."""
+    return _png(heatmap_figure(policy))
+
+
+def criteria_png(report: Report) -> bytes:
+    """The per-criterion bars as PNG bytes (see `criteria_figure`)."""
+    return _png(criteria_figure(report))
+
+
+def comparison_png(report: Report) -> bytes:
+    """The policy comparison bars as PNG bytes (see `comparison_figure`)."""
+    return _png(comparison_figure(report))
+
+
+def heatmap_figure(policy: PolicyScores) -> Figure:
+    """Episodes (rows) by criteria (columns), effective scores; overridden cells outlined and labelled scorer→person."""
     episodes = policy.episodes
     rows, cols = len(episodes), len(policy.criteria)
     with_dataset = len(policy.dataset_ids) > 1
     row_h = 0.32 if rows <= _ANNOTATE_MAX_ROWS else max(0.08, 20.0 / rows)
-    fig = Figure(figsize=(2.2 + 1.3 * cols, 1.6 + row_h * rows), dpi=DPI)
+    fig = Figure(figsize=(2.2 + 1.3 * cols, 1.8 + row_h * rows), dpi=DPI)
     ax = fig.add_subplot()
     values = np.full((rows, cols), np.nan)
     for r, e in enumerate(episodes):
@@ -70,19 +86,22 @@ def heatmap_png(policy: PolicyScores) -> bytes:
     step = 1 if annotate else -(-rows // 40)  # many episodes: label every step-th row
     ax.set_yticks(range(0, rows, step), labels[::step], fontsize=7)
     ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
-    ax.set_title(f"{policy.name}: effective score per episode (total)", fontsize=10, pad=24)
+    title = f"{policy.name}: score per episode (total)\n{view_label(policy, View.EFFECTIVE)}"
+    ax.set_title(title, fontsize=10, pad=24)
+    kind = scorer_kind(policy).value
     fig.legend(
-        handles=[Patch(facecolor="white", edgecolor="black", linewidth=2, label="human override: judge→adjusted"),
+        handles=[Patch(facecolor="white", edgecolor="black", linewidth=2, label=f"person override: {kind}→person"),
                  Patch(facecolor=_MISSING, label="no score")],
         loc="lower center", fontsize=7, ncol=2, frameon=False,
     )  # fmt: skip
-    fig.subplots_adjust(left=0.32, right=0.97, top=1 - 0.9 / fig.get_figheight(), bottom=0.45 / fig.get_figheight())
-    return _png(fig)
+    fig.subplots_adjust(left=0.32, right=0.97, top=1 - 1.1 / fig.get_figheight(), bottom=0.45 / fig.get_figheight())
+    return fig
 
 
-def criteria_png(report: Report) -> bytes:
-    """Per-criterion means (t-intervals) and success rates (Wilson), judge only beside human-adjusted."""
+def criteria_figure(report: Report) -> Figure:
+    """Per-criterion means (t-intervals) and success rates (Wilson), the scorer's beside the effective ones."""
     criteria = report.criteria
+    labels = _view_labels(report)
     fig = Figure(figsize=(4.5 + 1.5 * len(criteria) * max(1, len(report.policies) / 2), 7.0), dpi=DPI)
     axes = fig.subplots(2, 2, sharey="row")
     for col, view in enumerate(View):
@@ -90,8 +109,8 @@ def criteria_png(report: Report) -> bytes:
         rate_sets = [[c.success.estimate for c in p.view(view).criteria] for p in report.policies]
         _grouped_bars(axes[0][col], [cid for cid, _ in criteria], mean_sets, _names(report))
         _grouped_bars(axes[1][col], [cid for cid, _ in criteria], rate_sets, _names(report))
-        axes[0][col].set_title(f"criterion mean, {_VIEW_LABEL[view]}", fontsize=10)
-        axes[1][col].set_title(f"criterion success (score = 1), {_VIEW_LABEL[view]}", fontsize=10)
+        axes[0][col].set_title(f"criterion mean\n{labels[view]}", fontsize=9)
+        axes[1][col].set_title(f"criterion success (score = 1)\n{labels[view]}", fontsize=9)
     axes[0][0].set_ylabel("mean score (95 % t-interval)")
     axes[1][0].set_ylabel("success rate (95 % Wilson)")
     for ax in axes.flat:
@@ -99,30 +118,31 @@ def criteria_png(report: Report) -> bytes:
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return _png(fig)
+    return fig
 
 
-def comparison_png(report: Report) -> bytes:
-    """Mean total reward and episode success rates per policy, judge only (hatched) beside human-adjusted."""
+def comparison_figure(report: Report) -> Figure:
+    """Mean total reward and episode success rates per policy, the scorer's (hatched) beside the effective ones."""
     names = _names(report)
+    labels = _view_labels(report)
     fig = Figure(figsize=(5.0 + 2.2 * len(names), 5.0), dpi=DPI)
     left, right = fig.subplots(1, 2)
     totals = [[p.view(v).total_t for p in report.policies] for v in View]
-    _grouped_bars(left, names, totals, [_VIEW_LABEL[v] for v in View], hatched=(True, False))
+    _grouped_bars(left, names, totals, [labels[v] for v in View], hatched=(True, False))
     left.set_ylim(0, float(len(report.criteria)) * 1.05)
     left.set_ylabel("mean total reward (95 % t-interval)")
     left.set_title("mean total reward", fontsize=10)
     left.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, frameon=False)
     rates = [[p.view(v).partial_success.estimate for p in report.policies] for v in View]
     rates += [[p.view(v).full_success.estimate for p in report.policies] for v in View]
-    series = [f"partial, {_VIEW_LABEL[v]}" for v in View] + [f"full, {_VIEW_LABEL[v]}" for v in View]
+    series = [f"partial, {labels[v]}" for v in View] + [f"full, {labels[v]}" for v in View]
     _grouped_bars(right, names, rates, series, hatched=(True, False, True, False), colors=("C2", "C2", "C3", "C3"))
     right.set_ylim(0, 1.08)
     right.set_ylabel("episode success rate (95 % Wilson)")
     right.set_title("partial (total > 0) and full (all = 1) success", fontsize=10)
     right.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, frameon=False)
     fig.tight_layout()
-    return _png(fig)
+    return fig
 
 
 def _grouped_bars(
@@ -131,7 +151,7 @@ def _grouped_bars(
 ) -> None:  # fmt: skip
     """One bar per (series, group) with asymmetric interval whiskers; series side by side within a group.
 
-    Hatched series are drawn light with diagonal lines (the judge-only figures beside the adjusted ones).
+    Hatched series are drawn light with diagonal lines (the scorer's figures beside the effective ones).
     """
     width = 0.8 / max(1, len(series))
     x = np.arange(len(groups))
@@ -147,6 +167,11 @@ def _grouped_bars(
                linewidth=0.5)  # fmt: skip
     ax.set_xticks(x, groups)
     ax.grid(axis="y", alpha=0.3)
+
+
+def _view_labels(report: Report) -> dict[View, str]:
+    policies = [p.scores for p in report.policies]
+    return {v: column_label(policies, v) for v in View}
 
 
 def _names(report: Report) -> list[str]:

@@ -1,13 +1,15 @@
-"""Per-policy figures, computed once from the judge's labels and once from the effective (human-adjusted) scores.
+"""Per-policy figures, computed once from the scorer's labels and once from the effective (person-adjusted) scores.
 
-Definitions (also printed in every report):
-- n: episodes with a scored judge result; totals need every criterion scored.
+The scorer is the LLM judge or the motion heuristic (labels.py names each view); definitions, also
+printed in every report:
+- n: episodes with a scored result; totals need every criterion scored (a criterion the heuristic
+  cannot see has no score until a person gives one).
 - criterion success: score == 1; criterion partial: score >= 0.5.
 - full success of an episode: every criterion == 1.
 - partial success of an episode: total > 0, i.e. at least one criterion >= 0.5 on the 0 / 0.5 / 1
-  scale (notes/judge-research.md §5.7); it includes the full successes.
+  scale (docs/judge-research.md §5.7); it includes the full successes.
 - override rate: criterion cells with a human override (a "confirmed" one included) / all cells.
-- agreement: over cells with a human override, judge label versus the override's score.
+- agreement: over cells with a person's override, the scorer's label versus the override's score.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 from evaluation.report.agreement import Agreement, agreement
 from evaluation.report.config import StatsConfig
+from evaluation.report.labels import view_kind, view_label
 from evaluation.report.scores import PolicyScores, View
 from evaluation.report.stats import Estimate, Rate, mean_bca_interval, mean_t_interval, wilson_interval
 
@@ -42,9 +45,11 @@ class CriterionFigures:
 
 @dataclass(frozen=True)
 class ViewFigures:
-    """A policy's figures in one view (judge-only or effective)."""
+    """A policy's figures in one view (the scorer's labels only, or effective)."""
 
     view: View  # which scores
+    label: str  # where they come from, in words: "heuristic", "judge (<model>)", "effective (... overrides)"
+    kind: str  # short name for the JSON output: "heuristic", "judge" or "effective"
     total_t: Estimate  # mean total reward with a t-interval (primary)
     total_bca: Estimate  # mean total reward with a BCa bootstrap interval
     full_success: Rate  # episodes with every criterion == 1
@@ -54,7 +59,8 @@ class ViewFigures:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "view": self.view.value, "mean_total_t": self.total_t.to_dict(), "mean_total_bca": self.total_bca.to_dict(),
+            "view": self.kind, "label": self.label, "mean_total_t": self.total_t.to_dict(),
+            "mean_total_bca": self.total_bca.to_dict(),
             "full_success_rate": self.full_success.to_dict(), "partial_success_rate": self.partial_success.to_dict(),
             "criteria": [c.to_dict() for c in self.criteria],
         }  # fmt: skip
@@ -82,14 +88,18 @@ class PolicySummary:
     """Everything the report says about one policy."""
 
     scores: PolicyScores  # the inputs
-    judge: ViewFigures  # judge-only figures
-    effective: ViewFigures  # human-adjusted figures
+    judge: ViewFigures  # the scorer's figures (the judge's or the heuristic's: see its label)
+    effective: ViewFigures  # person-adjusted figures
     overrides: OverrideFigures  # override rate
     agreement: tuple[Agreement, ...]  # per criterion, then "total"
 
     def view(self, view: View) -> ViewFigures:
         """The figures of a view."""
         return self.judge if view is View.JUDGE else self.effective
+
+    def label(self, view: View) -> str:
+        """Where the figures of a view come from, in words."""
+        return self.view(view).label
 
 
 def summarise(scores: PolicyScores, options: StatsConfig) -> PolicySummary:
@@ -119,6 +129,8 @@ def view_figures(scores: PolicyScores, view: View, options: StatsConfig) -> View
         )  # fmt: skip
     return ViewFigures(
         view=view,
+        label=view_label(scores, view),
+        kind=view_kind(scores, view),
         total_t=mean_t_interval(totals, bounds=(0.0, max_total)),
         total_bca=mean_bca_interval(totals, options.seed, options.bootstrap_resamples),
         full_success=wilson_interval(sum(t >= max_total - _EPS for t in totals), len(totals)),

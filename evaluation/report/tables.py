@@ -1,7 +1,9 @@
 """The report's tables as plain text cells, shared by the HTML page, the Markdown file and the terminal summary.
 
-Numbers are formatted once here: an estimate reads `1.50 [0.62, 2.38]`, a rate `7/10 70 % [40, 89]`,
-a p-value `0.012 (exact)`.
+Numbers are formatted once here: an estimate reads `1.50 [0.62, 2.38]` (or `0.00 (no variation in 7
+episodes)` when there is no spread to build an interval from), a rate `7/10 70 % [40, 89]`, a p-value
+`0.012 (exact)`. Every column or cell that shows scores names their source (labels.py): "heuristic",
+"judge (<model>)", "effective (... person overrides)".
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from dataclasses import dataclass
 
 from evaluation.report.agreement import Agreement
 from evaluation.report.comparison import Difference
+from evaluation.report.labels import column_label, kind_word, scorer_label, view_label
 from evaluation.report.model import Report
 from evaluation.report.scores import View
-from evaluation.report.stats import Estimate, Rate
+from evaluation.report.stats import NO_VARIATION_WITHIN, Estimate, Rate
 from evaluation.report.summary import PolicySummary
 
 
@@ -33,9 +36,11 @@ def fmt_number(value: float | None, digits: int = 2) -> str:
 
 
 def fmt_estimate(e: Estimate, digits: int = 2) -> str:
-    """`value [low, high]`, or the value alone when there is no interval."""
+    """`value [low, high]`; `value (no variation in n episodes)` without spread; the value alone otherwise."""
     if e.value is None:
         return "–"
+    if e.no_variation:
+        return f"{e.value:.{digits}f} ({fmt_no_variation(e)})"
     if e.low is None or e.high is None:
         return f"{e.value:.{digits}f}"
     return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
@@ -47,6 +52,13 @@ def fmt_rate(r: Rate) -> str:
     if e.value is None or e.low is None or e.high is None:
         return "–"
     return f"{r.successes}/{e.n} {100 * e.value:.0f} % [{100 * e.low:.0f}, {100 * e.high:.0f}]"
+
+
+def fmt_no_variation(e: Estimate) -> str:
+    """What an estimate without spread says instead of an interval."""
+    if e.method == NO_VARIATION_WITHIN:
+        return f"no variation within either policy, {e.n} episodes"
+    return f"no variation in {e.n} episode{'' if e.n == 1 else 's'}"
 
 
 def fmt_p(p: float | None, exact: bool | None = None) -> str:
@@ -64,24 +76,25 @@ def overview_table(report: Report) -> TextTable:
         s, o = p.scores, p.overrides
         reviewed = sum(e.reviewed for e in s.episodes)
         rows.append((
-            s.name, s.source, f"{s.scorer}: {', '.join(s.models)}", str(len(s.episodes)), str(reviewed),
+            s.name, s.source, scorer_label(s), ", ".join(s.models), str(len(s.episodes)), str(reviewed),
             fmt_rate(o.cells), str(o.changed),
         ))  # fmt: skip
     return TextTable(
         "policies", "Policies",
-        ("policy", "selection", "scorer: model", "n", "reviewed episodes", "override rate (cells)", "changed scores"),
+        ("policy", "selection", "scores from", "model / version", "n", "reviewed episodes", "override rate (cells)",
+         "changed scores"),
         tuple(rows),
     )  # fmt: skip
 
 
 def headline_table(report: Report) -> TextTable:
-    """Mean total and episode success rates, judge only beside human-adjusted."""
+    """Mean total and episode success rates, the scorer's beside the effective (person-adjusted) ones."""
     rows = []
     for p in report.policies:
         for view in View:
             f = p.view(view)
             rows.append((
-                p.scores.name, _view(view), str(f.total_t.n), fmt_estimate(f.total_t), fmt_estimate(f.total_bca),
+                p.scores.name, f.label, str(f.total_t.n), fmt_estimate(f.total_t), fmt_estimate(f.total_bca),
                 fmt_rate(f.partial_success), fmt_rate(f.full_success),
             ))  # fmt: skip
     max_total = len(report.criteria)
@@ -95,6 +108,8 @@ def headline_table(report: Report) -> TextTable:
 
 def criteria_table(report: Report) -> TextTable:
     """Per-criterion means and success rates, both views, and the overrides of each criterion."""
+    policies = [p.scores for p in report.policies]
+    raw, eff, kind = column_label(policies, View.JUDGE), "effective", kind_word(policies)
     rows = []
     for p in report.policies:
         overrides = {c: (k, d) for c, k, d in p.overrides.per_criterion}
@@ -108,9 +123,11 @@ def criteria_table(report: Report) -> TextTable:
             ))  # fmt: skip
     return TextTable(
         "criteria", "Per criterion",
-        ("policy", "criterion", "mean, judge", "mean, adjusted", "success = 1, judge", "success = 1, adjusted",
-         "≥ 0.5, judge", "≥ 0.5, adjusted", "overrides"),
-        tuple(rows), "means with 95 % t-intervals; rates with 95 % Wilson intervals; Δ = human − judge",
+        ("policy", "criterion", f"mean, {raw}", f"mean, {eff}", f"success = 1, {raw}", f"success = 1, {eff}",
+         f"≥ 0.5, {raw}", f"≥ 0.5, {eff}", "person overrides"),
+        tuple(rows),
+        f"means with 95 % t-intervals clipped to 0..1; rates with 95 % Wilson intervals; {eff}: "
+        f"{column_label(policies, View.EFFECTIVE)}; Δ = person − {kind}",
     )  # fmt: skip
 
 
@@ -119,44 +136,50 @@ def comparison_table(report: Report) -> TextTable:
     rows = []
     for c in report.comparisons:
         for d in (c.total, *c.criteria):
-            rows.append((f"{c.first} − {c.second}", _view(c.view), _diff_label(d), fmt_estimate(d.difference),
-                         fmt_p(d.test.p_value, d.test.exact), fmt_p(d.p_holm)))  # fmt: skip
+            p_text = fmt_p(d.test.p_value, d.test.exact)
+            if d.test.p_value is None and d.difference.no_variation:
+                p_text = fmt_no_variation(d.difference)
+            rows.append((f"{c.first} − {c.second}", report.comparison_label(c), _diff_label(d),
+                         fmt_estimate(d.difference), p_text, fmt_p(d.p_holm)))  # fmt: skip
     return TextTable(
         "differences", "Differences between policies",
         ("pair", "scores", "quantity", "difference [95 % Welch]", "permutation p (two-sided)", "p, Holm (criteria)"),
-        tuple(rows), "difference = first − second; unpaired (different episodes)",
+        tuple(rows),
+        "difference = first − second; unpaired (different episodes); Welch intervals clipped to the possible range",
     )  # fmt: skip
 
 
 def agreement_table(report: Report) -> TextTable:
-    """Judge versus human on reviewed cells, per policy and criterion."""
+    """The scorer versus people on reviewed cells, per policy and criterion."""
     rows = [_agreement_row(p, a) for p in report.policies for a in p.agreement]
+    kind = kind_word([p.scores for p in report.policies])
     return TextTable(
-        "agreement", "Judge versus human (reviewed cells)",
-        ("policy", "criterion", "n", "accuracy", "kappa (quadratic)", "MAE", "bias (judge − human)"),
+        "agreement", f"{kind.capitalize()} versus person (reviewed cells)",
+        ("policy", "criterion", "n", "accuracy", "kappa (quadratic)", "MAE", f"bias ({kind} − person)"),
         tuple(rows),
-        "n = cells with a human override ('confirmed' included); total: episodes reviewed on every criterion",
+        "n = cells with a person's override ('confirmed' included); total: episodes reviewed on every criterion",
     )  # fmt: skip
 
 
 def episodes_table(p: PolicySummary) -> TextTable:
-    """Every episode of a policy: judge and adjusted scores, and who changed what."""
+    """Every episode of a policy: the scorer's and the effective scores, and who changed what."""
     s = p.scores
+    raw, eff = view_label(s, View.JUDGE), view_label(s, View.EFFECTIVE)
     with_dataset = len(s.dataset_ids) > 1
     rows = []
     for e in s.episodes:
-        judge = " ".join(f"{c.criterion}={fmt_score(c.judge)}" for c in e.cells)
+        scored = " ".join(f"{c.criterion}={fmt_score(c.judge)}" for c in e.cells)
         adjusted = " ".join(f"{c.criterion}={fmt_score(c.effective)}" for c in e.cells)
         notes = "; ".join(
             f"{c.criterion} {fmt_score(c.judge)}→{fmt_score(c.human.score)} ({c.human.reason}, {c.human.reviewer})"
             for c in e.cells
             if c.human is not None
         )
-        rows.append((e.label(with_dataset), judge, fmt_score(e.total(View.JUDGE)), adjusted,
+        rows.append((e.label(with_dataset), scored, fmt_score(e.total(View.JUDGE)), adjusted,
                      fmt_score(e.total(View.EFFECTIVE)), notes))  # fmt: skip
     return TextTable(
         f"episodes-{s.name}", f"Episodes of {s.name}",
-        ("episode", "judge", "judge total", "adjusted", "adjusted total", "overrides"), tuple(rows),
+        ("episode", raw, f"{raw} total", eff, "effective total", "person overrides"), tuple(rows),
     )  # fmt: skip
 
 
@@ -179,7 +202,3 @@ def _agreement_row(p: PolicySummary, a: Agreement) -> tuple[str, ...]:
 
 def _diff_label(d: Difference) -> str:
     return "mean total" if d.label == "total" else f"{d.label} mean"
-
-
-def _view(view: View) -> str:
-    return "judge" if view is View.JUDGE else "adjusted"

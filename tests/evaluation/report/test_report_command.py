@@ -41,13 +41,18 @@ def test_two_tags_with_an_override(two_tags, tmp_path, capsys):
     doc = json.loads((out_dir / "report.json").read_text())
     smolvla, act = doc["policies"]
     assert (smolvla["name"], smolvla["n"], act["n"]) == ("SmolVLA", 7, 7)
-    assert smolvla["judge"]["mean_total_t"]["value"] == pytest.approx(15 / 7)
+    assert smolvla["unadjusted"]["mean_total_t"]["value"] == pytest.approx(15 / 7)
     assert smolvla["effective"]["mean_total_t"]["value"] == pytest.approx(16 / 7)  # R3 of episode 2: 0 -> 1
     assert smolvla["overrides"]["cell_rate"]["successes"] == 1
     r3 = next(a for a in smolvla["agreement"] if a["label"] == "R3")
     assert (r3["n"], r3["bias"]) == (1, -1.0)
-    assert act["effective"] == act["judge"] | {"view": "effective"}
-    assert [c["view"] for c in doc["comparisons"]] == ["judge", "effective"]
+    assert act["effective"] == act["unadjusted"] | {
+        "view": "effective", "label": "effective (judge + 0 person overrides)",
+    }  # fmt: skip
+    assert (act["unadjusted"]["view"], act["unadjusted"]["label"]) == ("judge", "judge (claude-sonnet-5-5)")
+    assert [(c["view"], c["label"]) for c in doc["comparisons"]] == [
+        ("judge", "judge (claude-sonnet-5-5)"), ("effective", "effective (judge + person overrides)"),
+    ]  # fmt: skip
     assert {p.name for p in (out_dir / "plots").iterdir()} == {
         "comparison.png", "criteria.png", "heatmap-1.png", "heatmap-2.png",
     }  # fmt: skip
@@ -143,7 +148,7 @@ def test_judged_by_so101_judge_then_reported(dataset_root, tmp_path, server, cap
     doc = json.loads((out_dir / "report.json").read_text())
     smolvla, motion = doc["policies"]
     assert (smolvla["scorer"], motion["scorer"]) == ("llm", "heuristic")
-    assert smolvla["judge"]["mean_total_t"]["value"] == pytest.approx((2 + 0 + 1 + 2 + 2.5) / 5)
+    assert smolvla["unadjusted"]["mean_total_t"]["value"] == pytest.approx((2 + 0 + 1 + 2 + 2.5) / 5)
     assert smolvla["effective"]["mean_total_t"]["value"] == pytest.approx((3 + 0 + 1 + 2 + 2.5) / 5)
     assert smolvla["episodes"][0]["criteria"]["R3"]["override"]["reviewer"] == "ana"
     # The override belongs to the dataset's episode, so both tags' effective scores carry it.

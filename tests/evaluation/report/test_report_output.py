@@ -101,27 +101,30 @@ def test_markdown_has_the_tables_and_escapes_names(written):
     assert "\\|" in escape_markdown(HOSTILE)
     assert "## Mean total reward and success rates" in md
     assert "](plots/heatmap-2.png)" in md
-    headline = [line for line in md.splitlines() if line.startswith("| act | adjusted |")]
+    act = "| act | effective (judge + 0 person overrides) |"
+    headline = [line for line in md.splitlines() if line.startswith(act)]
     # Totals 0, 0.5, 1.5, 0: mean 0.5, sd 0.7071, t(0.975, 3) = 3.1824 -> 0.5 ± 1.125, clipped at 0.
     assert len(headline) == 1
-    assert headline[0].startswith("| act | adjusted | 4 | 0.50 [0.00, 1.63] | 0.50 [")
+    assert headline[0].startswith(f"{act} 4 | 0.50 [0.00, 1.63] | 0.50 [")
     assert headline[0].endswith("| 2/4 50 % [15, 85] | 0/4 0 % [0, 49] |")
 
 
 def test_json_holds_the_figures(written):
     doc = json.loads(written[2].json.read_text(encoding="utf-8"))
-    assert doc["format"] == 1
+    assert doc["format"] == 2
     assert [p["name"] for p in doc["policies"]] == [HOSTILE, "act"]
     act = doc["policies"][1]
     assert act["n"] == 5
-    assert act["judge"]["mean_total_t"]["n"] == 4  # one episode lacks an R3 label
-    assert act["judge"]["full_success_rate"] == {
+    assert act["unadjusted"]["mean_total_t"]["n"] == 4  # one episode lacks an R3 label
+    assert act["unadjusted"]["mean_total_t"]["clipped"] is True  # 0.5 ± 1.125 on a 0..3 scale
+    assert act["unadjusted"]["full_success_rate"] == {
         "successes": 0,
         "value": 0.0,
         "low": 0.0,
         "high": pytest.approx(0.49, abs=0.01),
         "n": 4,
         "method": "wilson",
+        "clipped": False,
     }
     assert doc["comparisons"][0]["total"]["permutation"]["exact"] is True
     assert "partial success" in doc["definitions"]

@@ -11,6 +11,7 @@ from evaluation.report.model import build_report
 from evaluation.report.permutation import holm_adjust, permutation_test
 from evaluation.report.scores import View
 from evaluation.report.summary import summarise
+from evaluation.report.tables import comparison_table, criteria_table
 from tests.evaluation.report.report_testkit import policy_scores as _policy
 
 CRITERIA = (("R1", "fold initiation"), ("R2", "fold completion"), ("R3", "push aside"))
@@ -94,8 +95,62 @@ def test_report_holds_every_pair_in_both_views_and_is_valid_json():
     doc = json.loads(json.dumps(report.to_dict(), allow_nan=False))
     assert doc["policies"][0]["effective"]["mean_total_t"]["n"] == 7
     assert doc["policies"][0]["episodes"][2]["criteria"]["R3"] == {
-        "judge": 0, "effective": 1.0,
+        "unadjusted": {"score": 0, "source": "judge (m)"}, "effective": {"score": 1.0, "source": "person"},
         "override": {"score": 1.0, "reason": "view_ambiguous", "reviewer": "ana", "created_at": "t"},
     }  # fmt: skip
+    assert doc["policies"][0]["episodes"][0]["criteria"]["R2"]["effective"] == {"score": 1, "source": "judge (m)"}
+    assert [doc["policies"][0][k]["label"] for k in ("unadjusted", "effective")] == [
+        "judge (m)", "effective (judge + 4 person overrides)",
+    ]  # fmt: skip
     assert any("n = 2" in c for c in report.caveats)
     assert any("not a random sample" in c for c in report.caveats)
+
+
+# Two episodes per policy: R1 varies, R2 and R3 are 0 everywhere (the review's degenerate case).
+TINY_A = _policy("a", [(0.5, 0, 0), (1, 0, 0)])
+TINY_B = _policy("b", [(0, 0, 0), (0.5, 0, 0)])
+
+
+def _estimates(doc: object, path: str = "") -> list[tuple[str, dict]]:
+    """Every estimate in the JSON document (dicts with value, low and high), with where it is."""
+    if isinstance(doc, dict):
+        here = [(path, doc)] if {"value", "low", "high"} <= doc.keys() else []
+        return here + [e for k, v in doc.items() for e in _estimates(v, f"{path}/{k}")]
+    if isinstance(doc, list):
+        return [e for i, v in enumerate(doc) for e in _estimates(v, f"{path}/{i}")]
+    return []
+
+
+def test_intervals_never_leave_the_possible_range():
+    report = build_report([TINY_A, TINY_B, SMOLVLA, ACT], OPTIONS, "t")
+    found = _estimates(report.to_dict())
+    assert len(found) > 100
+    for where, e in found:
+        if e["low"] is None:
+            continue
+        if "/comparisons/" in where:
+            width = 3.0 if "/total/" in where else 1.0
+            allowed = (-width, width)
+        elif "mean_total" in where:
+            allowed = (0.0, 3.0)
+        else:
+            allowed = (0.0, 1.0)  # criterion means and every rate
+        assert allowed[0] <= e["low"] <= e["value"] <= e["high"] <= allowed[1], (where, e)
+    r1 = report.comparisons[0].criteria[0].difference  # a − b on R1: 0.75 − 0.25 with two episodes each
+    assert (r1.value, r1.low, r1.high, r1.clipped) == (pytest.approx(0.5), -1.0, 1.0, True)
+
+
+def test_a_criterion_without_variation_says_so_instead_of_an_interval():
+    report = build_report([TINY_A, TINY_B], OPTIONS, "t")
+    rows = {(r[0], r[1]): r for r in criteria_table(report).rows}
+    assert rows[("a", "R3 push aside")][2] == "0.00 (no variation in 2 episodes)"
+    assert rows[("a", "R1 fold initiation")][2] == "0.75 [0.00, 1.00]"  # 0.75 ± 3.18 clipped to the scale
+    diffs = [r for r in comparison_table(report).rows if r[2] in ("R2 mean", "R3 mean")]
+    assert len(diffs) == 4  # two criteria, two views
+    assert {(r[3], r[4], r[5]) for r in diffs} == {
+        ("0.00 (no variation in 4 episodes)", "no variation in 4 episodes", "–")
+    }
+    judge = report.comparisons[0]
+    assert [d.test.p_value is None for d in judge.criteria] == [False, True, True]
+    assert judge.criteria[0].p_holm == pytest.approx(judge.criteria[0].test.p_value)  # Holm over the varying one only
+    assert [d.difference.method for d in judge.criteria[1:]] == ["no_variation", "no_variation"]
