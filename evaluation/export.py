@@ -2,8 +2,11 @@
 
 Columns: run and dataset identity (run_id, created_at, tag, scorer, model, rubric_version,
 prompt_hash, dataset_id, dataset_revision), the episode (episode_index, status, total, routed), and the
-criterion (criterion, source, score, mean, agreement, n_valid, n_samples, uncertain, heuristic_score,
-criterion_routed, route_reasons, evidence_frames).
+criterion (criterion, source, scored_by, score, mean, agreement, n_valid, n_samples, uncertain,
+heuristic_score, criterion_routed, route_reasons, evidence_frames). `source` is the stored code ("judge"
+or "heuristic"); `scored_by` says it for people, with the judge's model: "judge (claude-...)" or
+"heuristic", the words the report and the review page use. Person overrides are not rows here (they
+live in the `overrides` table; so101-report shows them beside these scores).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pyarrow.parquet as pq
 
 from evaluation.errors import ConfigError
 from evaluation.store import EvaluationStore
+from evaluation.vocabulary import source_label
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("run_id", "r.run_id"), ("created_at", "r.created_at"), ("tag", "r.tag"), ("scorer", "r.scorer"),
@@ -33,14 +37,22 @@ _SQL = (
     + " FROM scores s JOIN episode_results e ON e.id = s.result_id JOIN runs r ON r.run_id = e.run_id"
     + " ORDER BY r.created_at, e.episode_index, s.id"
 )
+_NAMES: tuple[str, ...] = tuple(
+    n for name, _ in _COLUMNS for n in ((name, "scored_by") if name == "source" else (name,))
+)  # every column in order: the stored ones, with `scored_by` after `source`
 
 
 def scores_table(store: EvaluationStore) -> pa.Table:
-    """All scores as an Arrow table (columns in `_COLUMNS` order, also when empty)."""
-    rows = [dict(r) for r in store.query(_SQL)]
+    """All scores as an Arrow table (columns in `_NAMES` order, also when empty)."""
+    rows = [_with_label(dict(r)) for r in store.query(_SQL)]
     if not rows:
-        return pa.table({name: pa.array([], pa.string()) for name, _ in _COLUMNS})
+        return pa.table({name: pa.array([], pa.string()) for name in _NAMES})
     return pa.Table.from_pylist(rows)
+
+
+def _with_label(row: dict[str, object]) -> dict[str, object]:
+    row["scored_by"] = source_label(str(row["source"]), str(row["model"]))
+    return {name: row[name] for name in _NAMES}
 
 
 def export_scores(store: EvaluationStore, path: Path) -> int:

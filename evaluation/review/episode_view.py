@@ -4,6 +4,10 @@ The judge's evidence comes from two places: `scores.evidence_frames_json` (frame
 samples that agree with the label) and each call's parsed verdict (observations per frame, score,
 confidence). Frame refs such as `overhead@12.40s` or `overhead@12.40s#372` are parsed here into
 episode times so the page can seek to them; refs that do not parse are shown as text only.
+
+Every score on the page names its source the way reports do (`vocabulary.source_label`): "judge
+(<model>)" or "heuristic" for the scorer's record, "person" for an override, so a heuristic episode
+never reads as judged.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from urllib.parse import quote
 
 from evaluation.overrides import EffectiveScore, Override, overrides_of
 from evaluation.review.catalog import CriterionInfo, EpisodeSummary, JudgedCriterion, ReviewCatalog
+from evaluation.vocabulary import ScoreSource, source_label
 
 _REF = re.compile(r"^(?P<view>[a-z_]+)@(?P<t>\d+(?:\.\d+)?)s(?:#(?P<frame>\d+))?$")
 
@@ -66,6 +71,8 @@ class CriterionDetail:
     evidence: tuple[FrameRef, ...]  # frames cited by the agreeing samples
     samples: tuple[SampleVerdict, ...]  # per-sample observations
     trail: tuple[AuditEntry, ...]  # overrides of this criterion, oldest first
+    scored_by: str  # who gave the scorer's record: "judge (<model>)", "heuristic", or "" when none
+    effective_by: str  # who gave the effective score: the scorer's label, "person", or "none"
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,8 @@ class EpisodeDetail:
     criteria: tuple[CriterionDetail, ...]  # in rubric order
     failed_calls: int  # judge calls of the latest result that gave no usable verdict
     motion: dict[str, Any]  # the heuristic motion check, as stored ({} when none)
+    scorer: str  # the latest result's scorer in words: "judge (<model>)", "heuristic", or "" when none
+    scorer_kind: str  # "judge", "heuristic", or "" when none (for words such as "judge uncertain")
 
 
 def parse_ref(ref: str, fps: int) -> FrameRef:
@@ -121,20 +130,35 @@ def episode_detail(catalog: ReviewCatalog, summary: EpisodeSummary) -> EpisodeDe
                 samples.setdefault(criterion, []).append(_sample(sample_index, answer, ep.fps))
     history = overrides_of(catalog.store, catalog.dataset_id, ep.index)
     under = _judge_scores_by_id(catalog, {o.judge_score_id for o in history if o.judge_score_id is not None})
+    kind = "" if result is None else (ScoreSource.HEURISTIC if result.scorer == "heuristic" else ScoreSource.JUDGE)
+    scorer = "" if result is None else source_label(kind, "" if kind is ScoreSource.HEURISTIC else result.model)
     criteria = []
     for info in catalog.criteria():
         judged = result.criteria.get(info.id) if result else None
+        effective = summary.effective.get(info.id)
         criteria.append(
             CriterionDetail(
                 info=info,
                 judged=judged,
-                effective=summary.effective.get(info.id),
+                effective=effective,
                 evidence=tuple(parse_ref(r, ep.fps) for r in (judged.evidence_frames if judged else ())),
                 samples=tuple(samples.get(info.id, ())),
                 trail=_trail([o for o in history if o.criterion == info.id], under),
+                scored_by=scorer if judged is not None else "",
+                effective_by=_effective_by(effective, scorer),
             )
         )
-    return EpisodeDetail(summary, videos, tuple(criteria), failed, result.motion_check if result else {})
+    motion = result.motion_check if result else {}
+    return EpisodeDetail(summary, videos, tuple(criteria), failed, motion, scorer, str(kind))
+
+
+def _effective_by(effective: EffectiveScore | None, scorer: str) -> str:
+    """Who gave the effective score: "person" for an override, else the scorer's label."""
+    if effective is None or effective.source == "none":
+        return "none"
+    if effective.source == "override":
+        return source_label(effective.source)
+    return scorer or source_label(effective.source)
 
 
 def _judge_scores_by_id(catalog: ReviewCatalog, ids: set[int]) -> dict[int, float | None]:
