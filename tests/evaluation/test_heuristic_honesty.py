@@ -7,6 +7,7 @@ the session's synthetic dataset, through the real store, report code, matplotlib
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -21,6 +22,7 @@ from matplotlib.text import Text
 from evaluation.aggregate import EpisodeScore, heuristic_scores
 from evaluation.episode_source import EpisodeSignals, open_dataset
 from evaluation.events import BODY_JOINTS, GRIPPER, EventConfig, find_events
+from evaluation.export import export_scores
 from evaluation.judge_run import run_judge
 from evaluation.motion_check import MotionCheck, MotionCheckConfig, check_motion
 from evaluation.overrides import OverrideStore
@@ -36,6 +38,7 @@ from evaluation.store import EvaluationStore
 from evaluation.testing.synthetic_dataset import NAMES, Scenario, scripted_signals
 from evaluation.vocabulary import RouteCode, Side
 from tests.evaluation.judge_testkit import judge_config
+from tests.evaluation.report.report_testkit import add_run
 
 N = 300  # 10 s at 30 fps
 RUBRIC = load_rubric()
@@ -258,3 +261,20 @@ def test_the_review_page_of_a_heuristic_episode_says_heuristic(dataset_root: Pat
     assert "heuristic – (motion evidence 0.5: not enough to score; a person decides) · effective 1 (person)" in first
     assert "R1 fold initiation Did a gripper grasp" in first
     assert "heuristic 1 (motion evidence 1) · effective 1 (heuristic)" in first
+
+
+def test_the_csv_export_names_who_scored_each_row(heuristic_store: Path, tmp_path: Path):
+    path = tmp_path / "mixed.sqlite"
+    with EvaluationStore(path) as store:
+        add_run(store, DATASET, "llm-run", {0: (1, 0.5, 0)})  # an LLM judge run beside the heuristic's
+    with EvaluationStore(heuristic_store) as store:
+        assert export_scores(store, tmp_path / "h.csv") == 18
+    with EvaluationStore(path) as store:
+        assert export_scores(store, tmp_path / "j.csv") == 3
+    heuristic = list(csv.DictReader((tmp_path / "h.csv").open()))
+    llm = list(csv.DictReader((tmp_path / "j.csv").open()))
+    assert {(r["source"], r["scored_by"]) for r in heuristic} == {("heuristic", "heuristic")}
+    assert {(r["source"], r["scored_by"]) for r in llm} == {("judge", "judge (claude-sonnet-5-5)")}
+    header = list(heuristic[0])
+    assert header[header.index("source") + 1] == "scored_by"
+    assert {r["score"] for r in heuristic if r["episode_index"] == "0" and r["criterion"] != "R1"} == {""}  # unseen
