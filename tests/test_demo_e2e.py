@@ -128,3 +128,15 @@ def test_the_summary_says_where_everything_is_and_how_to_review(demo):
     out, stdout = demo
     assert "demo finished" in stdout
     assert f"  so101-review --dataset.root={out / 'datasets' / 'eval_tiny_act'}\n" in stdout
+
+
+def test_the_report_calls_heuristic_scores_heuristic_never_a_judges(demo):
+    out, _ = demo
+    report = out / "report"
+    doc = json.loads((report / "report.json").read_text())
+    assert [(p["scorer_label"], p["unadjusted"]["view"]) for p in doc["policies"]] == [("heuristic", "heuristic")] * 2
+    assert {c["view"] for c in doc["comparisons"]} == {"heuristic", "effective"}
+    for name in ("report.md", "report.json"):
+        text = (report / name).read_text(encoding="utf-8").replace("docs/judge-research.md", "")
+        assert "judge" not in text.lower(), name
+    assert "| demonstrations | heuristic |" in (report / "report.md").read_text(encoding="utf-8")
