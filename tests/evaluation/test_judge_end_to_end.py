@@ -273,7 +273,7 @@ def test_heuristic_scorer_runs_offline_and_is_labelled(dataset_root, tmp_path):
         assert summary.scored == 5
         assert summary.calls == 0
         run = store.query("SELECT model, scorer, mode FROM runs")[0]
-        assert tuple(run) == ("heuristic:motion-v1", "heuristic", "offline")
+        assert tuple(run) == ("heuristic:motion-v2", "heuristic", "offline")
         rows = store.query(
             "SELECT episode_index, criterion, score, source FROM scores ORDER BY episode_index, criterion"
         )
@@ -281,8 +281,9 @@ def test_heuristic_scorer_runs_offline_and_is_labelled(dataset_root, tmp_path):
         by_episode = {}
         for r in rows:
             by_episode.setdefault(r["episode_index"], []).append(r["score"])
-        assert by_episode == {0: [1.0, 0.5, 1.0], 1: [0.0, 0.0, 0.0], 2: [0.5, 0.5, 0.0], 3: [1.0, 0.5, 0.0],
-                              4: [1.0, 0.5, 1.0]}  # fmt: skip
+        # the cloth's final state (R2, R3) is unknown to the heuristic unless the motion rules it out: None, routed
+        assert by_episode == {0: [1.0, None, None], 1: [0.0, 0.0, 0.0], 2: [0.5, None, 0.0], 3: [1.0, None, 0.0],
+                              4: [1.0, None, None]}  # fmt: skip
 
 
 def test_message_batches_mode_scores_everything_at_half_price(dataset_root, tmp_path, server):
