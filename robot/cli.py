@@ -53,7 +53,7 @@ def _split_config_path(argv: list[str]) -> tuple[Path, list[str]]:
     return path, rest
 
 
-def _explain(error: BaseException) -> str:
+def explain_parse_error(error: BaseException) -> str:
     """Our own validation message if one is in the chain, else draccus's (it names the field)."""
     cause: BaseException | None = error
     while cause is not None:
@@ -89,7 +89,7 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
         try:
             return draccus.parse(config_cls, config_path=wrapped.name, args=rest)
         except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:
-            raise UsageError(f"{path}: {_explain(e)}") from e
+            raise UsageError(f"{path}: {explain_parse_error(e)}") from e
 
 
 def run_command(main: Callable[[], int | None], stops: StopSignals | None = None) -> int:

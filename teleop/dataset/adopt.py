@@ -19,7 +19,9 @@ from pathlib import Path
 
 import draccus
 
-from robot.cli import UsageError, run_command
+from robot.cli import UsageError, explain_parse_error, run_command
+from robot.config_checks import reject_non_finite
+from robot.errors import ConfigError
 from teleop.dataset.acceptance import check_version, read_info
 from teleop.dataset.errors import DatasetCorruptError, DatasetError, NotADatasetError
 from teleop.dataset.journal import BACKUP_DIR, JOURNAL_PATH, JournalEntry, episode_files, write_journal
@@ -35,6 +37,11 @@ class AdoptConfig:
     root: Path | None = None  # the dataset folder to adopt (the one holding meta/info.json); required
     # How long to wait for a recording that is writing the dataset to let go of it, s
     lock_timeout_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        reject_non_finite(self, "")
+        if self.lock_timeout_s < 0:
+            raise ConfigError(f"lock_timeout_s={self.lock_timeout_s} is negative. Next: --lock_timeout_s=1")
 
 
 def adopt(root: Path, lock_timeout_s: float = 1.0) -> JournalEntry:
@@ -87,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             config = draccus.parse(AdoptConfig, args=args)
         except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as error:
-            raise UsageError(f"{error}".strip().splitlines()[0]) from error
+            raise UsageError(explain_parse_error(error)) from error
         if config.root is None:
             raise UsageError("--root is required: the dataset folder to adopt, e.g. --root=data/fold_cloth")
         entry = adopt(config.root, config.lock_timeout_s)

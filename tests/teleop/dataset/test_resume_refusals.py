@@ -286,3 +286,14 @@ def test_the_adopt_command(theirs, tmp_path, capsys):
     assert f"so101-record --dataset.root={theirs} --dataset.resume=true" in out
     assert main([f"--root={theirs}"]) == 1  # once is enough
     assert "already has our journal" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("nan", "lock_timeout_s=nan: must be a finite number"), ("-1", "lock_timeout_s=-1.0 is negative")],
+)
+def test_the_adopt_command_names_a_bad_lock_timeout(theirs, capsys, value, message):
+    before = tree(theirs)
+    assert main([f"--root={theirs}", f"--lock_timeout_s={value}"]) == 2
+    assert message in capsys.readouterr().err
+    assert tree(theirs) == before
