@@ -2,8 +2,9 @@
 
 For each policy (a judged dataset, a run tag, or both): n, the mean total reward with a 95 %
 t-interval (and BCa), per-criterion means and success rates with Wilson intervals, partial and full
-success rates, judge-only beside human-adjusted figures (latest so101-review override, else the
-judge), the override rate, judge-versus-human agreement on reviewed cells, and for every pair of
+success rates, the scorer's figures (a judge model's or the offline heuristic's, always named as
+such) beside person-adjusted ones (latest so101-review override, else the scorer's), the override
+rate, scorer-versus-person agreement on reviewed cells, and for every pair of
 policies the difference with a Welch interval and a permutation test. Writes report.html (one
 self-contained file), report.md, report.json and plots/*.png, and prints a summary.
 
@@ -112,7 +113,7 @@ def _print_summary(report: Report, files: ReportFiles) -> None:
         for view in View:
             f = p.view(view)
             table.add_row(
-                p.scores.name, "judge" if view is View.JUDGE else "adjusted", str(f.total_t.n),
+                p.scores.name, p.label(view), str(f.total_t.n),
                 fmt_estimate(f.total_t), fmt_rate(f.partial_success), fmt_rate(f.full_success),
                 fmt_rate(p.overrides.cells) if view is View.EFFECTIVE else "",
             )  # fmt: skip
@@ -122,9 +123,8 @@ def _print_summary(report: Report, files: ReportFiles) -> None:
         for col in ("pair", "scores", "difference [95 % Welch]", "permutation p"):
             diffs.add_column(col)
         for c in report.comparisons:
-            view = "judge" if c.view is View.JUDGE else "adjusted"
             p_text = fmt_p(c.total.test.p_value, c.total.test.exact)
-            diffs.add_row(f"{c.first} − {c.second}", view, fmt_estimate(c.total.difference), p_text)
+            diffs.add_row(f"{c.first} − {c.second}", report.comparison_label(c), fmt_estimate(c.total.difference), p_text)
         console.print(diffs)
     for caveat in report.caveats:
         console.print(f"[yellow]note:[/yellow] {caveat}", highlight=False, soft_wrap=True)

@@ -18,8 +18,11 @@ import pytest
 from fastapi.testclient import TestClient
 from matplotlib.figure import Figure
 from matplotlib.text import Text
+from rich.console import Console
 
 from evaluation.aggregate import EpisodeScore, heuristic_scores
+from evaluation.commands import report as report_command
+from evaluation.commands.report import main as report_main
 from evaluation.episode_source import EpisodeSignals, open_dataset
 from evaluation.events import BODY_JOINTS, GRIPPER, EventConfig, find_events
 from evaluation.export import export_scores
@@ -205,6 +208,20 @@ def test_the_report_files_say_heuristic_and_never_judge(heuristic_report):
         assert "Heuristic versus person" in text
     episodes_header = next(line for line in md.splitlines() if line.startswith("| episode |"))
     assert episodes_header.startswith("| episode | heuristic | heuristic total | effective (heuristic + 1 person")
+
+
+def test_the_report_command_prints_heuristic_and_never_judge(
+    heuristic_store: Path, tmp_path: Path, capsys, monkeypatch
+):
+    monkeypatch.setattr(report_command, "console", Console(width=200))  # wide enough that no cell wraps
+    code = report_main([f"--store_path={heuristic_store}", "--tags=[motion-a,motion-b]", f"--output_dir={tmp_path}"])
+    assert code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    printed = out.split(f"report: {tmp_path}")[0]  # the summary tables and notes, before the file list
+    assert "judge" not in _without_doc_reference(printed).lower()
+    assert "│ motion-a │ heuristic │ 1 │" in out  # n counts episodes with every criterion scored
+    assert "effective (heuristic + 1 person override)" in out
+    assert "motion-a − motion-b │ heuristic │" in out
 
 
 def test_report_json_names_the_source_of_every_score(heuristic_report):
