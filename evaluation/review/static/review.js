@@ -139,10 +139,6 @@
     b.addEventListener("click", () => { b.blur(); pause(); seek(frameTime(frameAt(parseFloat(b.dataset.t)))); });
   }
   sections.forEach((s, k) => s.addEventListener("click", () => selectCriterion(k)));
-  const reviewer = document.getElementById("reviewer-name");
-  reviewer.addEventListener("input", () => {
-    for (const field of document.querySelectorAll("input.reviewer-field")) field.value = reviewer.value;
-  });
 
   document.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") {
