@@ -1,7 +1,7 @@
 """Errors of the policy layer. Each says what failed and what to do next.
 
 PolicyError
-├── CheckpointError        a checkpoint directory or hub id cannot be loaded
+├── CheckpointError        a checkpoint directory cannot be loaded (hub ids are refused)
 ├── DeviceError            the requested torch device (cuda, mps) is not available here
 ├── ContractError          the checkpoint's inputs or outputs do not fit the rig (raised before weights load)
 ├── InferenceError         the policy failed while running

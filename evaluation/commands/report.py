@@ -124,7 +124,8 @@ def _print_summary(report: Report, files: ReportFiles) -> None:
             diffs.add_column(col)
         for c in report.comparisons:
             p_text = fmt_p(c.total.test.p_value, c.total.test.exact)
-            diffs.add_row(f"{c.first} − {c.second}", report.comparison_label(c), fmt_estimate(c.total.difference), p_text)
+            pair = f"{c.first} − {c.second}"
+            diffs.add_row(pair, report.comparison_label(c), fmt_estimate(c.total.difference), p_text)
         console.print(diffs)
     for caveat in report.caveats:
         console.print(f"[yellow]note:[/yellow] {caveat}", highlight=False, soft_wrap=True)

@@ -8,8 +8,9 @@
                                               drop what is past, crossfade the overlap,
                                               replace the queue (remote_queue.py)
 
-On the GPU machine:   python -m lerobot.async_inference.policy_server --host=0.0.0.0 --port=8080
-(or `python -m policies.commands.policy_server`, which checks the port and prints the robot side).
+On the GPU machine:   so101-policy-server --port=8080    (LeRobot's server, on its loopback only)
+On the robot machine: ssh -N -L 8080:127.0.0.1:8080 <gpu-host>, then --remote.host=127.0.0.1
+(the server unpickles what it is sent, so it is reached through the tunnel, never an open port).
 
 `next_action` never waits on the network: it takes a lock, pops the action planned for its tick and
 returns. Chunks are aligned by tick index: the observation is sent with its tick as LeRobot's
@@ -77,7 +78,9 @@ class RemoteEngineConfig:
     host: str = "127.0.0.1"  # the policy server's host name or IP address (the GPU machine)
     port: int = 8080  # the policy server's TCP port (LeRobot's default: 8080)
     policy_type: str = "act"  # act | smolvla | diffusion | pi0 | pi05 | ... (what LeRobot's server supports)
-    checkpoint: str = ""  # checkpoint directory on the SERVER's disk (absolute path), or a hub id it can download
+    # Checkpoint directory on the SERVER's disk (absolute path). LeRobot's server would also download a
+    # hub id and load whatever it holds: fetch it with `hf download` first, so you know what it runs.
+    checkpoint: str = ""
     policy_device: str = "cuda"  # where the server runs the policy: cuda | mps | cpu
     actions_per_chunk: int = 50  # actions the server returns per chunk (at most the checkpoint's chunk size)
     refill_threshold: int | None = None  # request the next chunk at this many queued actions or fewer; None: auto
@@ -101,8 +104,12 @@ class RemoteEngineConfig:
             refuse("port", "a TCP port in 1..65535")
         if self.policy_type not in SUPPORTED_POLICY_TYPES:
             refuse("policy_type", f"one of {', '.join(SUPPORTED_POLICY_TYPES)}")
-        if not self.checkpoint:
-            refuse("checkpoint", "the checkpoint directory on the server's machine, or a hub id")
+        if not self.checkpoint.startswith("/"):  # a hub id ("user/name") or a path relative to who knows what
+            refuse(
+                "checkpoint",
+                "the checkpoint directory on the server's machine as an absolute path (a hub id: `hf download` "
+                "it on the server's machine first)",
+            )
         if not self.policy_device or self.policy_device.split(":")[0] not in ("cuda", "mps", "cpu"):
             refuse("policy_device", "cuda, cuda:<index>, mps or cpu")
         if self.actions_per_chunk < 1:

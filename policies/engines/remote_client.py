@@ -28,8 +28,16 @@ RECONNECT_BACKOFF_MS = (200, 1000)  # first and longest pause between connection
 
 
 def server_command(port: int) -> str:
-    """The command that starts LeRobot's policy server on the GPU machine, listening on every interface."""
-    return f"python -m lerobot.async_inference.policy_server --host=0.0.0.0 --port={port}"
+    """How to start the policy server on the GPU machine and reach it safely from the robot's.
+
+    The server listens on the GPU machine's loopback only (it unpickles what it is sent), and an SSH
+    tunnel carries the robot side's connection to it: the robot side then connects to its own
+    127.0.0.1.
+    """
+    return (
+        f"so101-policy-server --port={port}, and on this machine: ssh -N -L {port}:127.0.0.1:{port} <gpu-host> "
+        f"(then --remote.host=127.0.0.1 --remote.port={port})"
+    )
 
 
 class ServerUnreachableError(RemotePolicyError):
@@ -117,8 +125,8 @@ class PolicyServerClient:
                 raise RemotePolicyError(f"{name} to {self.address} cancelled: the engine is closing") from e
             if code == grpc.StatusCode.UNAVAILABLE:
                 raise ServerUnreachableError(
-                    f"cannot reach the policy server at {self.address} ({details}). Start it on the GPU machine "
-                    f"with: {server_command(self.port)}, then check the host, the port and the firewall"
+                    f"cannot reach the policy server at {self.address} ({details}). Next: on the GPU machine run "
+                    f"{server_command(self.port)}"
                 ) from e
             if code == grpc.StatusCode.DEADLINE_EXCEEDED:
                 raise ServerUnreachableError(

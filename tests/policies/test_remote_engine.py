@@ -121,6 +121,8 @@ def tick_until(engine: RemoteEngine, condition, *, start_tick: int = 0, fps: flo
         ({"port": 0}, "remote.port"),
         ({"policy_type": "actt"}, "remote.policy_type"),
         ({"checkpoint": ""}, "remote.checkpoint"),
+        ({"checkpoint": "lerobot/smolvla_base"}, "remote.checkpoint='lerobot/smolvla_base'.*hf download"),
+        ({"checkpoint": "outputs/train/act"}, "remote.checkpoint.*absolute path"),
         ({"policy_device": "gpu"}, "remote.policy_device"),
         ({"refill_threshold": 50}, "remote.refill_threshold"),
         ({"request_timeout_s": 0}, "remote.request_timeout_s"),
@@ -141,7 +143,9 @@ def test_an_unreachable_server_fails_at_once_naming_the_address_and_how_to_start
     assert "cannot reach the policy server" in message
     assert "did not answer" not in message
     assert f"127.0.0.1:{port}" in message
-    assert "python -m lerobot.async_inference.policy_server --host=0.0.0.0" in message
+    assert f"Next: on the GPU machine run so101-policy-server --port={port}" in message
+    assert f"ssh -N -L {port}:127.0.0.1:{port} <gpu-host>" in message  # reached through a tunnel, never 0.0.0.0
+    assert "0.0.0.0" not in message
     assert isinstance(caught.value, PolicyError)
     engine.close()
 
