@@ -12,6 +12,7 @@ from lerobot.utils.constants import DEFAULT_FEATURES
 
 from teleop.dataset.errors import IncompatibleDatasetError, NotADatasetError
 from teleop.dataset.features import CODEC_NAMES, IMAGE_PREFIX, dataset_features
+from teleop.dataset.next_steps import NEW_FOLDER
 from teleop.dataset.spec import WriterSpec
 
 
@@ -21,8 +22,8 @@ def load_info(info_path: Path, root: Path) -> dict:
         return json.loads(info_path.read_text())
     except (OSError, ValueError) as error:
         raise NotADatasetError(
-            f"{root} is not a LeRobot dataset ({info_path.name}: {error}). "
-            "Next: choose another dataset root, or remove that directory."
+            f"{root} is not a LeRobot dataset ({info_path.name}: {error}); nothing was changed. "
+            f"Next: {NEW_FOLDER}, or restore {info_path} from a copy"
         ) from error
 
 

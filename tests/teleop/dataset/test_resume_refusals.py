@@ -137,9 +137,11 @@ def test_a_folder_with_an_unreadable_info_json_is_refused_and_changes_nothing(tm
     (root / "meta/info.json").write_bytes(info)
     (root / "data").mkdir()
     before = tree(root)
-    with pytest.raises(NotADatasetError, match=expected):
+    with pytest.raises(NotADatasetError, match=expected) as refusal:
         DurableDataset.open(spec(root))
     assert tree(root) == before
+    assert "--dataset.root=<new folder>" in str(refusal.value)  # the way on never deletes the folder
+    assert "remove" not in str(refusal.value)
 
 
 # --- corrupt journals ---------------------------------------------------------------------------
