@@ -21,7 +21,7 @@ MAX_LONG_EDGE_PX = 1568
 MAX_IMAGE_TOKENS = 1600
 DEFAULT_CHARS_PER_TOKEN = 3.5  # rough for English prose and JSON on current Claude tokenizers
 
-# (input, output) USD per million tokens, from the model pages as of late 2026 (see judge-research.md §3.9).
+# (input, output) USD per million tokens, from the model pages as of late 2026 (see docs/judge-research.md §3.9).
 KNOWN_PRICES_USD_PER_MTOK: dict[str, tuple[float, float]] = {
     "claude-sonnet-5-5": (2.0, 10.0),
     "claude-opus-5-5": (4.0, 20.0),

@@ -52,7 +52,7 @@ class RunRecord:
     scorer: str  # "llm" or "heuristic"
     config_hash: str  # hash of everything that changes a judgment
     config: dict[str, Any]  # the full command configuration
-    model: str  # requested model id (or "heuristic:motion-v1")
+    model: str  # requested model id (or "heuristic:motion-v2", the offline scorer and its version)
     prompt_hash: str  # prompt template + rubric text + schema
     rubric_version: str  # e.g. "cloth_fold@1a2b3c4d5e6f"
     rubric: dict[str, Any]  # rubric content

@@ -1,6 +1,6 @@
 """Judge-versus-human agreement on the ordinal 0 / 0.5 / 1 scale: accuracy, weighted kappa, MAE and bias.
 
-Kappa uses quadratic weights, w_ij = ((i − j) / (k − 1))², as notes/judge-research.md §2.2 and §5.5
+Kappa uses quadratic weights, w_ij = ((i − j) / (k − 1))², as docs/judge-research.md §2.2 and §5.5
 recommend for ordinal labels: a 0-versus-1 disagreement costs four times a half-step one. Bias is
 mean(judge − human), so a judge that under-scores has a negative bias. Kappa is undefined (None) when
 both raters put every label in the same single level (no disagreement is possible by chance).

@@ -3,7 +3,7 @@
 Every pair (first, second) in report order, in both views, difference = first − second. Episodes of
 two policies are independent samples (different rollouts), so the tests are unpaired. The total is
 the primary comparison (its p-value is not adjusted); the per-criterion p-values are also given
-Holm-adjusted across the criteria of the pair (notes/judge-research.md §2.4).
+Holm-adjusted across the criteria of the pair (docs/judge-research.md §2.4).
 """
 
 from __future__ import annotations

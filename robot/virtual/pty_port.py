@@ -1,6 +1,6 @@
 """One pseudo-terminal serving a virtual bus, under a stable symlink.
 
-Facts this relies on (measured, see notes/servo-emulator.md):
+Facts this relies on (measured on Linux pseudo-terminals):
 - we keep our own slave fd open, so the master never sees EIO while a client closes and
   reopens the port (LeRobot does that on every baud change);
 - the client's termios speed is visible on our slave fd, so motors at another baud can stay

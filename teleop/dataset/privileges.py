@@ -2,7 +2,7 @@
 
 Run as root, SVT-AV1 asks for SCHED_FIFO priority 99 for every worker thread it creates (it checks
 `geteuid() == 0`, then calls `pthread_setschedparam`). Those threads then preempt the 30 Hz loop:
-LeRobot's loop fell to 15.2 Hz here (shared/notes/anchors-measured.md). Giving up CAP_SYS_NICE
+LeRobot's loop fell to 15.2 Hz on our 2-core anchor machine. Giving up CAP_SYS_NICE
 and the real-time rlimit makes that request fail, so the workers stay SCHED_OTHER; a positive
 nice value then makes them yield to the loop whenever both want a core.
 

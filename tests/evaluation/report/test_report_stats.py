@@ -58,7 +58,7 @@ def test_bca_interval_matches_scipy_with_the_same_seed_and_is_repeatable():
 
 @pytest.mark.parametrize(
     ("k", "n", "low", "high"),
-    [(7, 10, 0.40, 0.89), (3, 10, 0.11, 0.60), (10, 10, 0.72, 1.00), (5, 7, 0.36, 0.92)],  # judge-research.md §2.3
+    [(7, 10, 0.40, 0.89), (3, 10, 0.11, 0.60), (10, 10, 0.72, 1.00), (5, 7, 0.36, 0.92)],  # docs/judge-research.md §2.3
 )
 def test_wilson_interval_equals_the_research_table_and_scipy(k, n, low, high):
     r = wilson_interval(k, n)
