@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from evaluation.aggregate import EpisodeScore, aggregate, heuristic_scores
+from evaluation.aggregate import aggregate, heuristic_scores
 from evaluation.config import JudgeCommandConfig
 from evaluation.cost import Price, TokenUsage
 from evaluation.episode_prep import PreparedEpisode
+from evaluation.episode_score import EpisodeScore
 from evaluation.episode_source import DatasetSource, EpisodeRecord
 from evaluation.rubric import Rubric
 from evaluation.sample_outcome import CallContext, SampleResult

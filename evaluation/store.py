@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation import store_batches
-from evaluation.aggregate import EpisodeScore
+from evaluation.episode_score import EpisodeScore
 from evaluation.errors import StoreError
 from evaluation.store_batches import BatchJob, BatchSubmission
 from evaluation.store_schema import (

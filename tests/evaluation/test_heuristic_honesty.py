@@ -20,9 +20,10 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from rich.console import Console
 
-from evaluation.aggregate import EpisodeScore, heuristic_scores
+from evaluation.aggregate import heuristic_scores
 from evaluation.commands import report as report_command
 from evaluation.commands.report import main as report_main
+from evaluation.episode_score import EpisodeScore
 from evaluation.episode_source import EpisodeSignals, open_dataset
 from evaluation.events import BODY_JOINTS, GRIPPER, EventConfig, find_events
 from evaluation.export import export_scores

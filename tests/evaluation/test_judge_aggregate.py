@@ -1,6 +1,7 @@
 import pytest
 
-from evaluation.aggregate import RouteReason, RoutingConfig, aggregate, heuristic_scores
+from evaluation.aggregate import RoutingConfig, aggregate, heuristic_scores
+from evaluation.episode_score import RouteReason
 from evaluation.motion_check import ArmMotion, MotionCheck
 from evaluation.rubric import load_rubric
 from evaluation.verdict import CriterionVerdict, Verdict

@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from evaluation.aggregate import CriterionScore, EpisodeScore, RouteReason
+from evaluation.episode_score import CriterionScore, EpisodeScore, RouteReason
 from evaluation.errors import StoreError
 from evaluation.export import export_scores
 from evaluation.store import (

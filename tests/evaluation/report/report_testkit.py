@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from evaluation.aggregate import CriterionScore, EpisodeScore
+from evaluation.episode_score import CriterionScore, EpisodeScore
 from evaluation.overrides import OverrideStore
 from evaluation.report.scores import Cell, EpisodeScores, HumanLabel, PolicyScores
 from evaluation.rubric import Rubric, load_rubric, parse_rubric

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.aggregate import CriterionScore, EpisodeScore
 from evaluation.commands.report import EXIT_OK, main
+from evaluation.episode_score import CriterionScore, EpisodeScore
 from evaluation.report.config import PolicySpec
 from evaluation.report.load import load_policy_with_currency
 from evaluation.report.scores import View
