@@ -7,8 +7,8 @@ gripper, keyed by joint name.
 from dataclasses import dataclass
 from typing import Protocol
 
+from robot.feetech.sts3215 import ErrorBit
 from robot.joints import Role, Side
-from robot.virtual.control_table import ErrorBit
 
 JointPositions = dict[str, float]
 

@@ -23,18 +23,14 @@ import serial
 from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
 
-from robot.arm import ArmHealth, JointPositions, JointReading, MotorHealth
+from robot.arm import ArmHealth, JointPositions, JointReading
 from robot.config import BusConfig, CalibrationConfig, MismatchPolicy
 from robot.errors import (
     ArmConnectionError,
     ArmRef,
     CalibrationError,
-    MotorError,
     MotorFaultError,
-    MotorMissingError,
-    MotorModelError,
     MotorTimeoutError,
-    NotAServoBusError,
     PortNotFoundError,
 )
 from robot.feetech.bus_guards import DOCTOR as _DOCTOR
@@ -45,17 +41,20 @@ from robot.feetech.calibration_files import (
     calibration_root,
     load_calibration,
 )
+from robot.feetech.health_block import HEALTH_ADDRESS, HEALTH_LENGTH, motor_health
+from robot.feetech.motor_checks import check_motors, motor_calibration
 from robot.feetech.packets import CheckedPacketHandler
 from robot.feetech.port import GuardedPortHandler
+from robot.feetech.sts3215 import REGISTERS
 from robot.joints import JOINT_NAMES, MOTOR_IDS, Role, Side, arm_name
-from robot.virtual.control_table import MODEL_STS3215, decode_sign_magnitude
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-_POSITION_ADDRESS = 56  # Present_Position(2), STS3215
-_POSITION_LENGTH = 2
+_POSITION = REGISTERS["Present_Position"]
+_POSITION_ADDRESS = _POSITION.address
+_POSITION_LENGTH = _POSITION.size
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,6 @@ class PendingRead:
     start_s: float  # monotonic time the request was started, s
     deadline_ms: float  # the read's absolute deadline on the port's clock, ms
     sent: bool  # False: the request did not go out (collect retries it)
-
-
-_HEALTH_ADDRESS = 60  # Present_Load(2) Present_Voltage(1) Present_Temperature(1) [64] Status(1)
-_HEALTH_LENGTH = 6
 
 
 class SO101Arm:
@@ -139,7 +134,7 @@ class SO101Arm:
             raise self._open_error(e.__cause__ or e) from e
         self._device = device
         try:
-            self._check_motors()
+            check_motors(self.ref, device.bus)
             then()
         except BaseException:
             self._close_quietly()
@@ -147,14 +142,7 @@ class SO101Arm:
 
     def read_motor_calibration(self) -> dict[str, tuple[int, int, int]]:
         """Each joint's (homing_offset, range_min, range_max) as stored in its motor."""
-        values = {}
-        for joint in JOINT_NAMES:
-            motor_id = MOTOR_IDS[joint]
-            homing = decode_sign_magnitude(self._read_ignoring_errors(motor_id, 31, 2, "homing offset"), 11)
-            low = self._read_ignoring_errors(motor_id, 9, 2, "position limits")
-            high = self._read_ignoring_errors(motor_id, 11, 2, "position limits")
-            values[joint] = (homing, low, high)
-        return values
+        return motor_calibration(self.ref, self.device.bus)
 
     def connect(self, *, require_calibration: bool = True) -> None:
         """Open the port, check every motor, apply calibration, configure.
@@ -234,72 +222,7 @@ class SO101Arm:
         # The SDK's group objects hold the port; rebuild them around the guarded one.
         bus.sync_reader = scs.GroupSyncRead(handler, bus.packet_handler, 0, 0)
         bus.sync_writer = scs.GroupSyncWrite(handler, bus.packet_handler, 0, 0)
-        self._health_reader = scs.GroupSyncRead(handler, bus.packet_handler, _HEALTH_ADDRESS, _HEALTH_LENGTH)
-
-    def _check_motors(self) -> None:
-        """LeRobot's handshake, with errors that say which motors and what to do."""
-        found: dict[str, int] = {}
-        for joint in JOINT_NAMES:
-            model = self._translate(lambda j=joint: self._ping(MOTOR_IDS[j]), motor=joint, what="ping")
-            if model is not None:
-                found[joint] = model
-        if not found:
-            raise NotAServoBusError(
-                self.ref,
-                "no servo answered (wrong port, arm unpowered, or not a Feetech bus)",
-                "check the arm's power supply and that this port is the arm's controller board; " + _DOCTOR,
-            )
-        missing = [j for j in JOINT_NAMES if j not in found]
-        if missing:
-            ids = ", ".join(f"{j} (id {MOTOR_IDS[j]})" for j in missing)
-            raise MotorMissingError(
-                self.ref, ids, "does not answer", "check that motor's cable and daisy chain; " + _DOCTOR
-            )
-        wrong = {j: m for j, m in found.items() if m != MODEL_STS3215}
-        if wrong:
-            detail = ", ".join(f"{j}: model {m}" for j, m in wrong.items())
-            raise MotorModelError(
-                self.ref,
-                ", ".join(wrong),
-                f"is not an STS3215 (expected model {MODEL_STS3215}; found {detail})",
-                "replace it with an STS3215 or set it up with lerobot-setup-motors",
-            )
-        versions = {joint: self._firmware(MOTOR_IDS[joint]) for joint in JOINT_NAMES}
-        if len(set(versions.values())) > 1:
-            detail = ", ".join(f"{j}: {v}" for j, v in versions.items())
-            raise MotorError(
-                self.ref,
-                None,
-                f"motors run different firmware versions ({detail}); LeRobot requires one",
-                "update them with Feetech's software (https://www.feetechrc.com/software)",
-            )
-
-    def _ping(self, motor_id: int, attempts: int = 3) -> int | None:
-        """The motor's model number, or None if it never answers (error bits do not hide it)."""
-        bus = self.device.bus
-        for _ in range(attempts):
-            model, comm, _error = bus.packet_handler.ping(bus.port_handler, motor_id)
-            bus.port_handler.is_using = False
-            if comm == scs.COMM_SUCCESS:
-                return int(model)
-        return None
-
-    def _read_ignoring_errors(self, motor_id: int, address: int, length: int, what: str) -> int:
-        """One register, whatever error bits the motor reports (LeRobot's reads raise on them)."""
-        bus = self.device.bus
-        read = bus.packet_handler.read1ByteTxRx if length == 1 else bus.packet_handler.read2ByteTxRx
-        for _ in range(3):
-            value, comm, _error = read(bus.port_handler, motor_id, address)
-            bus.port_handler.is_using = False
-            if comm == scs.COMM_SUCCESS:
-                return int(value)
-        raise MotorTimeoutError(self.ref, JOINT_NAMES[motor_id - 1], f"no reply when reading its {what}", _DOCTOR)
-
-    def _firmware(self, motor_id: int) -> str:
-        """The motor's firmware version as "major.minor"."""
-        major = self._read_ignoring_errors(motor_id, 0, 1, "firmware version")
-        minor = self._read_ignoring_errors(motor_id, 1, 1, "firmware version")
-        return f"{major}.{minor}"
+        self._health_reader = scs.GroupSyncRead(handler, bus.packet_handler, HEALTH_ADDRESS, HEALTH_LENGTH)
 
     def _apply_calibration(self) -> None:
         device = self.device
@@ -430,15 +353,7 @@ class SO101Arm:
             return {j: bytes(reader.data_dict[MOTOR_IDS[j]]) for j in JOINT_NAMES}
 
         raw, _ = self._within_deadline(read, silent_in(reader))
-        motors = {}
-        for joint, data in raw.items():
-            load = decode_sign_magnitude(int.from_bytes(data[0:2], "little"), 10)
-            motors[joint] = MotorHealth(
-                error_bits=data[5],
-                temperature_c=float(data[3]),
-                load_percent=load / 10.0,
-                voltage_v=data[2] / 10.0,
-            )
+        motors = {joint: motor_health(data) for joint, data in raw.items()}
         health = ArmHealth(motors=motors, t_s=time.monotonic())
         self.last_health = health
         return health

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from robot.config_checks import reject_non_finite
-from robot.virtual.control_table import BAUD_RATE_BY_INDEX
+from robot.feetech.sts3215 import BAUD_RATE_BY_INDEX
 from robot.virtual.faults import REPLY_KINDS, Event, FaultAction, FaultKind, FaultRule
 from robot.virtual.motor import Motor
 from robot.virtual.protocol import BROADCAST_ID, Instruction, Packet, PacketParser, encode_status

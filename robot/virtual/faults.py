@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from robot.errors import RobotError
-from robot.virtual.control_table import ErrorBit
+from robot.feetech.sts3215 import ErrorBit
 from robot.virtual.protocol import Instruction
 
 

@@ -15,15 +15,15 @@ Firmware rules modelled (from Feetech's memory table and LeRobot's use of it):
 
 from dataclasses import dataclass
 
-from robot.virtual.control_table import (
+from robot.feetech.sts3215 import (
     EEPROM_END,
     REGISTERS,
     RESOLUTION_STEPS,
     ErrorBit,
     decode_sign_magnitude,
     encode_sign_magnitude,
-    factory_image,
 )
+from robot.virtual.factory import factory_image
 from robot.virtual.physics import Drive, JointModel, JointPhysics
 
 _ACCEL_UNIT_STEPS_S2 = 100.0  # Acceleration register unit

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from robot.feetech.sts3215 import REGISTERS, encode_sign_magnitude
 from robot.joints import FULL_TURN_JOINT, JOINT_NAMES, MOTOR_IDS, Role, Side
-from robot.virtual.control_table import REGISTERS, encode_sign_magnitude
 
 if TYPE_CHECKING:
     from robot.virtual.rig_model import VirtualRigModel

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robot.config_checks import reject_non_finite
+from robot.feetech.sts3215 import EEPROM_END
 from robot.joints import ARM_NAMES, GRIPPER, JOINT_NAMES, Role, Side
 from robot.virtual.arms import arm_profiles, build_motors, calibration_pose
 from robot.virtual.bus import Emission, TimingConfig, TimingMode, VirtualBus
-from robot.virtual.control_table import EEPROM_END
 from robot.virtual.faults import FaultRule, load_scenario
 from robot.virtual.operator import CLOTH_CONTACT_FRACTION, ScriptedOperator, VirtualArm
 from robot.virtual.precalibrated import write_motor_calibration

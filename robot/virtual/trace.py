@@ -11,7 +11,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from robot.virtual.control_table import register_name
+from robot.feetech.sts3215 import register_name
 from robot.virtual.protocol import BROADCAST_ID, Instruction, Packet
 
 DEFAULT_CAPACITY = 20_000

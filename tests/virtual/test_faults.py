@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from robot.virtual.control_table import ErrorBit
+from robot.feetech.sts3215 import ErrorBit
 from robot.virtual.faults import ScenarioError, load_scenario, rule_from_dict
 from robot.virtual.protocol import BROADCAST_ID, Instruction, checksum
 from tests.virtual.helpers import read, transact

@@ -1,6 +1,6 @@
 """Firmware rules of the emulated STS3215, exercised through raw packets on a virtual bus."""
 
-from robot.virtual.control_table import (
+from robot.feetech.sts3215 import (
     MODEL_STS3215,
     decode_sign_magnitude,
     encode_sign_magnitude,

@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from robot.virtual.control_table import ErrorBit, decode_sign_magnitude
+from robot.feetech.sts3215 import ErrorBit, decode_sign_magnitude
 from robot.virtual.physics import JointModel
 from robot.virtual.protocol import Instruction
 from tests.virtual.helpers import read, transact, write

@@ -1,18 +1,17 @@
-"""The Feetech STS3215 control table: addresses, sizes, EEPROM/SRAM split, factory defaults.
+"""The Feetech STS3215 servo's hardware facts: its control table, error bits and encodings.
 
-Addresses and sign bits follow Feetech's memory table as LeRobot 0.6.1 uses it
-(`lerobot/motors/feetech/tables.py`); the factory values follow Feetech's documentation where it
-gives them. Multi-byte registers are little-endian (STS series, `PacketHandler(0)`).
+One home for what the real motor is, used by the driver (`robot.feetech.so101_arm`, `robot.arm`)
+and by the emulator (`robot.virtual`), never the other way round. Addresses and sign bits follow
+Feetech's memory table as LeRobot 0.6.1 uses it (`lerobot/motors/feetech/tables.py`). Multi-byte
+registers are little-endian (STS series, `PacketHandler(0)`).
 """
 
 from dataclasses import dataclass
 from enum import IntFlag
 
-MODEL_STS3215 = 777
-FIRMWARE_MAJOR = 3
-FIRMWARE_MINOR = 10
-RESOLUTION_STEPS = 4096
-MEMORY_SIZE = 256
+MODEL_STS3215 = 777  # what Model_Number reads on an STS3215
+RESOLUTION_STEPS = 4096  # encoder steps per turn
+MEMORY_SIZE = 256  # bytes of the control table's address space
 # Addresses below this are EEPROM: kept across a power cycle only when written with Lock == 0.
 EEPROM_END = 40
 
@@ -36,6 +35,14 @@ class Register:
     size: int  # bytes, 1 or 2
     readonly: bool = False
     sign_bit: int | None = None  # sign-magnitude encoding: the bit that carries the sign
+
+    def encode(self, value: int) -> int:
+        """The raw register value for `value` (sign-magnitude where the register has a sign bit)."""
+        return value if self.sign_bit is None else encode_sign_magnitude(value, self.sign_bit)
+
+    def decode(self, raw: int) -> int:
+        """The value a raw register value stands for (inverse of `encode`)."""
+        return raw if self.sign_bit is None else decode_sign_magnitude(raw, self.sign_bit)
 
 
 _REGISTERS = (
@@ -99,52 +106,6 @@ _REGISTERS = (
 REGISTERS: dict[str, Register] = {r.name: r for r in _REGISTERS}
 REGISTER_AT: dict[int, Register] = {r.address: r for r in _REGISTERS}
 
-# Factory image of a new STS3215 (ID 1, 1 Mbps). Unlisted addresses read 0.
-FACTORY_VALUES: dict[str, int] = {
-    "Firmware_Major_Version": FIRMWARE_MAJOR,
-    "Firmware_Minor_Version": FIRMWARE_MINOR,
-    "Model_Number": MODEL_STS3215,
-    "ID": 1,
-    "Baud_Rate": 0,
-    "Return_Delay_Time": 250,  # 500 µs: LeRobot's configure() writes 0
-    "Response_Status_Level": 1,
-    "Min_Position_Limit": 0,
-    "Max_Position_Limit": 4095,
-    "Max_Temperature_Limit": 70,  # °C
-    "Max_Voltage_Limit": 140,  # 0.1 V
-    "Min_Voltage_Limit": 40,  # 0.1 V
-    "Max_Torque_Limit": 1000,  # 0.1 %
-    "Phase": 0,
-    # Unload torque on overheat and overcurrent. Overload is not in it: registers 34-36 describe
-    # overload protection as torque reduced to Protective_Torque, which is how grippers keep a grasp.
-    "Unloading_Condition": 12,
-    "LED_Alarm_Condition": 47,
-    "P_Coefficient": 32,
-    "D_Coefficient": 32,
-    "I_Coefficient": 0,
-    "Minimum_Startup_Force": 16,
-    "CW_Dead_Zone": 1,
-    "CCW_Dead_Zone": 1,
-    "Protection_Current": 500,  # 6.5 mA units
-    "Angular_Resolution": 1,
-    "Homing_Offset": 0,
-    "Operating_Mode": 0,
-    "Protective_Torque": 20,  # % of max torque once overload protection is active
-    "Protection_Time": 200,  # 10 ms units: 2 s above Overload_Torque trips protection
-    "Overload_Torque": 80,  # % of max torque that starts the protection timer
-    "Velocity_closed_loop_P_proportional_coefficient": 10,
-    "Over_Current_Protection_Time": 200,
-    "Velocity_closed_loop_I_integral_coefficient": 200,
-    "Torque_Enable": 0,
-    "Acceleration": 0,
-    "Goal_Velocity": 0,
-    "Torque_Limit": 1000,
-    "Lock": 0,
-    "Moving_Velocity_Threshold": 2,
-    "Maximum_Velocity_Limit": 0,
-    "Maximum_Acceleration": 0,
-}
-
 # Feetech's own baud-rate index (SMS_STS.h); LeRobot's table differs above index 4 but LeRobot
 # only ever writes index 0.
 BAUD_RATE_BY_INDEX: dict[int, int] = {
@@ -172,16 +133,6 @@ def decode_sign_magnitude(raw: int, sign_bit: int) -> int:
     """Decode a sign-magnitude register value with the sign at `sign_bit`."""
     magnitude = raw & ((1 << sign_bit) - 1)
     return -magnitude if raw & (1 << sign_bit) else magnitude
-
-
-def factory_image() -> bytearray:
-    """A fresh 256-byte memory image holding the factory values."""
-    image = bytearray(MEMORY_SIZE)
-    for name, value in FACTORY_VALUES.items():
-        register = REGISTERS[name]
-        raw = encode_sign_magnitude(value, register.sign_bit) if register.sign_bit is not None else value
-        image[register.address : register.address + register.size] = raw.to_bytes(register.size, "little")
-    return image
 
 
 def register_name(address: int) -> str:
