@@ -25,13 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from evaluation.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
-from evaluation.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig, StoreConfig
-from evaluation.cost import estimate_call
-from evaluation.episode_prep import PreparedEpisode, build_request, evidence_packs, prepare_episode
 from evaluation.episode_source import open_dataset
-from evaluation.evidence import EvidenceImage, EvidencePack, frame_ref
-from evaluation.judge_run import run_judge
+from evaluation.judge.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
+from evaluation.judge.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig, StoreConfig
+from evaluation.judge.cost import estimate_call
+from evaluation.judge.episode_prep import PreparedEpisode, build_request, evidence_packs, prepare_episode
+from evaluation.judge.evidence import EvidenceImage, EvidencePack, frame_ref
+from evaluation.judge.run import run_judge
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_messages_server import FakeMessagesServer

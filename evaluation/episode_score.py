@@ -1,7 +1,7 @@
 """The scored result of one episode: per-criterion scores and the reasons a person should look.
 
 What the judge (or the offline heuristic) hands the store, and what the store, the review page and
-the report read back. Built by `evaluation.aggregate`; kept apart from it, in the shared core, because
+the report read back. Built by `evaluation.judge.aggregate`; kept here, in the shared core, because
 the store records it and nothing in the core may import the judge.
 """
 

@@ -51,19 +51,19 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluation.anthropic_client import AnthropicJudgeClient, make_sdk_client
-from evaluation.breaker import OverloadBreaker
-from evaluation.command_line import CommandLine
-from evaluation.config import JudgeCommandConfig, judgment_hash
-from evaluation.dry_run import dry_run
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError, MissingApiKeyError
 from evaluation.export import export_scores
-from evaluation.judge_run import run_judge, select_pending
-from evaluation.preflight import preflight
+from evaluation.judge.anthropic_client import AnthropicJudgeClient, make_sdk_client
+from evaluation.judge.breaker import OverloadBreaker
+from evaluation.judge.command_line import CommandLine
+from evaluation.judge.config import JudgeCommandConfig, judgment_hash
+from evaluation.judge.dry_run import dry_run
+from evaluation.judge.preflight import preflight
+from evaluation.judge.run import run_judge, select_pending
+from evaluation.judge.run_context import EpisodeOutcome
+from evaluation.judge.run_summary import RunSummary
 from evaluation.rubric import Rubric, load_rubric
-from evaluation.run_context import EpisodeOutcome
-from evaluation.run_summary import RunSummary
 from evaluation.store import EvaluationStore, default_store_path
 
 EXIT_OK, EXIT_USAGE, EXIT_FAILED_EPISODES, EXIT_INTERRUPTED = 0, 2, 3, 130

@@ -14,11 +14,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from PIL import Image
 
-from evaluation.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
-from evaluation.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig, StoreConfig
-from evaluation.evidence import EvidenceImage, EvidencePack
-from evaluation.judge_client import JudgeRequest
-from evaluation.prompt import JudgePrompt, build_prompt
+from evaluation.judge.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
+from evaluation.judge.client import JudgeRequest
+from evaluation.judge.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig, StoreConfig
+from evaluation.judge.evidence import EvidenceImage, EvidencePack
+from evaluation.judge.prompt import JudgePrompt, build_prompt
 from evaluation.rubric import Rubric
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from evaluation.testing.synthetic_dataset import Scenario

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
-from evaluation.breaker import OverloadBreaker
 from evaluation.episode_source import open_dataset
 from evaluation.errors import JudgeCallError
-from evaluation.judge_run import run_judge
+from evaluation.judge.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
+from evaluation.judge.breaker import OverloadBreaker
+from evaluation.judge.run import run_judge
+from evaluation.judge.run_context import EpisodeOutcome, NullProgress
 from evaluation.rubric import load_rubric
-from evaluation.run_context import EpisodeOutcome, NullProgress
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_api_script import HttpError, Malformed, Reply
 from evaluation.testing.fake_batches import CreateFault, ItemOutcome

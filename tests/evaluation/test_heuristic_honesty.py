@@ -20,15 +20,15 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from rich.console import Console
 
-from evaluation.aggregate import heuristic_scores
 from evaluation.commands import report as report_command
 from evaluation.commands.report import main as report_main
 from evaluation.episode_score import EpisodeScore
 from evaluation.episode_source import EpisodeSignals, open_dataset
-from evaluation.events import BODY_JOINTS, GRIPPER, EventConfig, find_events
 from evaluation.export import export_scores
-from evaluation.judge_run import run_judge
-from evaluation.motion_check import MotionCheck, MotionCheckConfig, check_motion
+from evaluation.judge.aggregate import heuristic_scores
+from evaluation.judge.events import BODY_JOINTS, GRIPPER, EventConfig, find_events
+from evaluation.judge.motion_check import MotionCheck, MotionCheckConfig, check_motion
+from evaluation.judge.run import run_judge
 from evaluation.overrides import OverrideStore
 from evaluation.report.config import PolicySpec, StatsConfig
 from evaluation.report.load import load_policy

@@ -1,10 +1,10 @@
 import pytest
 
-from evaluation.aggregate import RoutingConfig, aggregate, heuristic_scores
 from evaluation.episode_score import RouteReason
-from evaluation.motion_check import ArmMotion, MotionCheck
+from evaluation.judge.aggregate import RoutingConfig, aggregate, heuristic_scores
+from evaluation.judge.motion_check import ArmMotion, MotionCheck
+from evaluation.judge.verdict import CriterionVerdict, Verdict
 from evaluation.rubric import load_rubric
-from evaluation.verdict import CriterionVerdict, Verdict
 from evaluation.vocabulary import HeuristicSignal, RouteCode, Side
 
 RUBRIC = load_rubric()

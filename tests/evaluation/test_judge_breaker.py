@@ -6,12 +6,12 @@ import threading
 
 import pytest
 
-from evaluation.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
-from evaluation.breaker import BREAKER_OPEN, OverloadBreaker
 from evaluation.commands.judge import EXIT_OK, EXIT_PAUSED, main
 from evaluation.episode_source import open_dataset
 from evaluation.errors import ConfigError
-from evaluation.judge_run import run_judge
+from evaluation.judge.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
+from evaluation.judge.breaker import BREAKER_OPEN, OverloadBreaker
+from evaluation.judge.run import run_judge
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_api_script import HttpError, Reply

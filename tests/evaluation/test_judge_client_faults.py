@@ -6,12 +6,12 @@ from functools import partial
 import anthropic
 import pytest
 
-from evaluation.anthropic_client import RetryPolicy
-from evaluation.cost import price_for
 from evaluation.errors import JudgeCallError
-from evaluation.judge_client import JudgeRequest
+from evaluation.judge.anthropic_client import RetryPolicy
+from evaluation.judge.client import JudgeRequest
+from evaluation.judge.cost import price_for
+from evaluation.judge.sample_outcome import CallContext, judge_sample
 from evaluation.rubric import load_rubric
-from evaluation.sample_outcome import CallContext, judge_sample
 from evaluation.testing.fake_api_script import Delay, HttpError, Malformed, Refusal, Reply, SchemaBreak
 from tests.evaluation.judge_testkit import SHORT_TIMEOUT_S, judge_client, tiny_pack, tiny_request
 

@@ -5,10 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.command_line import CommandLine
 from evaluation.commands.judge import EXIT_OK, EXIT_USAGE, main
-from evaluation.config import RunConfig
-from evaluation.cost import (
+from evaluation.episode_source import open_dataset
+from evaluation.errors import ConfigError, EvaluationError
+from evaluation.judge.command_line import CommandLine
+from evaluation.judge.config import RunConfig
+from evaluation.judge.cost import (
     CallEstimate,
     Price,
     TokenUsage,
@@ -18,10 +20,8 @@ from evaluation.cost import (
     image_tokens,
     price_for,
 )
-from evaluation.episode_prep import build_request, evidence_packs, placeholder_pack, prepare_episode
-from evaluation.episode_source import open_dataset
-from evaluation.errors import ConfigError, EvaluationError
-from evaluation.preflight import preflight
+from evaluation.judge.episode_prep import build_request, evidence_packs, placeholder_pack, prepare_episode
+from evaluation.judge.preflight import preflight
 from evaluation.rubric import load_rubric
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from tests.evaluation.judge_testkit import judge_client, judge_config

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.anthropic_client import RetryPolicy
 from evaluation.episode_source import open_dataset
 from evaluation.errors import RunAbortedError
-from evaluation.judge_client import JudgeReply, JudgeRequest
-from evaluation.judge_run import run_judge
+from evaluation.judge.anthropic_client import RetryPolicy
+from evaluation.judge.client import JudgeReply, JudgeRequest
+from evaluation.judge.run import run_judge
 from evaluation.rubric import load_rubric
 from evaluation.store import APPEND_ONLY_TABLES, EvaluationStore
 from evaluation.testing.fake_api_script import Delay, HttpError, Malformed, Refusal, Reply, SchemaBreak

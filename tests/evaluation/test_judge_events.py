@@ -3,8 +3,8 @@ import pytest
 
 from evaluation.episode_source import EpisodeSignals
 from evaluation.errors import ConfigError
-from evaluation.events import EventConfig, find_events, gripper_closed_intervals
-from evaluation.motion_check import MotionCheckConfig, check_motion
+from evaluation.judge.events import EventConfig, find_events, gripper_closed_intervals
+from evaluation.judge.motion_check import MotionCheckConfig, check_motion
 from evaluation.rubric import load_rubric
 from evaluation.testing.synthetic_dataset import NAMES, Scenario, scripted_signals
 from evaluation.vocabulary import HeuristicSignal, Phase, Side

@@ -5,12 +5,12 @@ import pytest
 
 from evaluation.episode_source import open_dataset
 from evaluation.errors import ConfigError, FrameDecodeError
-from evaluation.events import EventConfig, find_events
-from evaluation.evidence import JpegCache, build_pack, decode_plans
-from evaluation.frame_selection import FrameConfig, FramePlan, PlannedFrame, perturb, plan_frames
+from evaluation.judge.events import EventConfig, find_events
+from evaluation.judge.evidence import JpegCache, build_pack, decode_plans
+from evaluation.judge.frame_selection import FrameConfig, FramePlan, PlannedFrame, perturb, plan_frames
+from evaluation.judge.video_frames import decode_frames
 from evaluation.rubric import load_rubric
 from evaluation.testing.synthetic_dataset import decode_code
-from evaluation.video_frames import decode_frames
 from evaluation.vocabulary import VIEWS, Phase, image_key
 from tests.evaluation.judge_testkit import FRAMES_PER_EPISODE
 

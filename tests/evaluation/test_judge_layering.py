@@ -6,6 +6,7 @@ from pathlib import Path
 EVALUATION = Path(__file__).resolve().parents[2] / "evaluation"
 FORBIDDEN = ("robot", "teleop", "policies")
 LEROBOT_ADAPTERS = {"episode_source.py", "testing/synthetic_dataset.py"}
+JUDGE_USERS = {"commands/judge.py"}  # besides evaluation/judge/ itself
 
 
 def _imports(path: Path) -> set[str]:
@@ -28,6 +29,19 @@ def test_no_upward_imports_and_lerobot_only_in_adapters():
             assert top not in FORBIDDEN, f"{rel} imports {name}: evaluation must not import {FORBIDDEN}"
             if top == "lerobot":
                 assert rel in LEROBOT_ADAPTERS, f"{rel} imports lerobot; only {sorted(LEROBOT_ADAPTERS)} may"
+
+
+def test_only_the_judge_command_imports_the_judge_package():
+    # The top level is the shared core (store, rubric, episode source...) that review/ and report/ read
+    # too; if it imported evaluation.judge, the review page would load the judge's client and prompt.
+    for path in sorted(EVALUATION.rglob("*.py")):
+        rel = path.relative_to(EVALUATION).as_posix()
+        if rel.startswith("judge/") or rel in JUDGE_USERS:
+            continue
+        judge_imports = sorted(
+            n for n in _imports(path) if n == "evaluation.judge" or n.startswith("evaluation.judge.")
+        )
+        assert not judge_imports, f"{rel} imports {judge_imports}: only {sorted(JUDGE_USERS)} may use evaluation.judge"
 
 
 def test_library_modules_do_not_print():

@@ -4,11 +4,11 @@ import json
 import anthropic
 import pytest
 
-from evaluation.evidence import EvidenceImage, EvidencePack
-from evaluation.judge_client import JudgeRequest
-from evaluation.prompt import TASK_TAG, build_prompt, prompt_hash, system_text
+from evaluation.judge.client import JudgeRequest
+from evaluation.judge.evidence import EvidenceImage, EvidencePack
+from evaluation.judge.prompt import TASK_TAG, build_prompt, prompt_hash, system_text
+from evaluation.judge.verdict import match_ref, output_schema, parse_verdict
 from evaluation.rubric import load_rubric, parse_rubric
-from evaluation.verdict import match_ref, output_schema, parse_verdict
 from tests.evaluation.judge_testkit import judge_client, tiny_pack
 
 RUBRIC = load_rubric()

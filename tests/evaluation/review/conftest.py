@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from evaluation.episode_source import open_dataset
-from evaluation.judge_run import run_judge
+from evaluation.judge.run import run_judge
 from evaluation.overrides import OverrideStore
 from evaluation.review.app import ReviewSettings, create_app
 from evaluation.review.catalog import ReviewCatalog

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evaluation.episode_source import open_dataset
-from evaluation.judge_run import RunSummary, run_judge
+from evaluation.judge.run import RunSummary, run_judge
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.testing.fake_api_script import Reply

@@ -11,7 +11,7 @@ import pytest
 
 from evaluation.episode_source import open_dataset
 from evaluation.errors import StoreError
-from evaluation.judge_run import run_judge
+from evaluation.judge.run import run_judge
 from evaluation.overrides import REASON_CODES, REVIEW_SCHEMA_VERSION, OverrideError, OverrideStore, effective_scores
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from evaluation.cost import Price, TokenUsage, cost_usd
 from evaluation.errors import JudgeCallError
-from evaluation.evidence import EvidencePack
-from evaluation.judge_client import JudgeClient, JudgeReply, JudgeRequest
-from evaluation.prompt import JudgePrompt
+from evaluation.judge.client import JudgeClient, JudgeReply, JudgeRequest
+from evaluation.judge.cost import Price, TokenUsage, cost_usd
+from evaluation.judge.evidence import EvidencePack
+from evaluation.judge.prompt import JudgePrompt
+from evaluation.judge.verdict import Verdict, parse_verdict
 from evaluation.rubric import Rubric
 from evaluation.store import CallRecord
-from evaluation.verdict import Verdict, parse_verdict
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evaluation.cost import TokenUsage
+from evaluation.judge.cost import TokenUsage
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ import logging
 import math
 from dataclasses import dataclass, replace
 
-from evaluation.anthropic_client import AnthropicJudgeClient, call_with_retries
-from evaluation.command_line import CommandLine
-from evaluation.config import JudgeCommandConfig
-from evaluation.cost import RunEstimate, estimate_call, estimate_run, price_for
-from evaluation.dry_run import estimate_calls
-from evaluation.episode_prep import build_request, evidence_packs, prepare_episode
 from evaluation.episode_source import DatasetSource, EpisodeRecord
 from evaluation.errors import EvaluationError, JudgeCallError
+from evaluation.judge.anthropic_client import AnthropicJudgeClient, call_with_retries
+from evaluation.judge.command_line import CommandLine
+from evaluation.judge.config import JudgeCommandConfig
+from evaluation.judge.cost import RunEstimate, estimate_call, estimate_run, price_for
+from evaluation.judge.dry_run import estimate_calls
+from evaluation.judge.episode_prep import build_request, evidence_packs, prepare_episode
 from evaluation.rubric import Rubric
 
 log = logging.getLogger(__name__)

@@ -13,14 +13,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.aggregate import RoutingConfig
-from evaluation.anthropic_client import RetryPolicy
 from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
-from evaluation.events import EventConfig
-from evaluation.frame_selection import FrameConfig
-from evaluation.motion_check import HEURISTIC_VERSION, MotionCheckConfig
-from evaluation.prompt import prompt_hash
+from evaluation.judge.aggregate import RoutingConfig
+from evaluation.judge.anthropic_client import RetryPolicy
+from evaluation.judge.events import EventConfig
+from evaluation.judge.frame_selection import FrameConfig
+from evaluation.judge.motion_check import HEURISTIC_VERSION, MotionCheckConfig
+from evaluation.judge.prompt import prompt_hash
 from evaluation.rubric import Rubric
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the current Sonnet in anthropic 2.14's model list

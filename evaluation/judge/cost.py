@@ -13,8 +13,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evaluation.evidence import EvidencePack
-from evaluation.prompt import JudgePrompt
+from evaluation.judge.evidence import EvidencePack
+from evaluation.judge.prompt import JudgePrompt
 
 IMAGE_PIXELS_PER_TOKEN = 750.0
 MAX_LONG_EDGE_PX = 1568

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
-from evaluation.events import EpisodeEvents
+from evaluation.judge.events import EpisodeEvents
 from evaluation.rubric import Rubric
 from evaluation.vocabulary import VIEWS, Phase, Side, wrist_view
 

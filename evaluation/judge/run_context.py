@@ -1,6 +1,6 @@
 """What one judge run shares across episodes, and how an episode's result is recorded.
 
-Used by the synchronous runner (judge_run) and the Message Batches runner (batch_mode).
+Used by the synchronous runner (run) and the Message Batches runner (batch_mode).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from evaluation.aggregate import aggregate, heuristic_scores
-from evaluation.config import JudgeCommandConfig
-from evaluation.cost import Price, TokenUsage
-from evaluation.episode_prep import PreparedEpisode
 from evaluation.episode_score import EpisodeScore
 from evaluation.episode_source import DatasetSource, EpisodeRecord
+from evaluation.judge.aggregate import aggregate, heuristic_scores
+from evaluation.judge.config import JudgeCommandConfig
+from evaluation.judge.cost import Price, TokenUsage
+from evaluation.judge.episode_prep import PreparedEpisode
+from evaluation.judge.sample_outcome import CallContext, SampleResult
 from evaluation.rubric import Rubric
-from evaluation.sample_outcome import CallContext, SampleResult
 from evaluation.store import EvaluationStore
 
 

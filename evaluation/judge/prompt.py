@@ -17,9 +17,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation.evidence import EvidencePack
+from evaluation.judge.evidence import EvidencePack
+from evaluation.judge.verdict import output_schema
 from evaluation.rubric import Rubric
-from evaluation.verdict import output_schema
 
 PROMPT_TEMPLATE_VERSION = "so101-judge-prompt-v2"  # v2: the task text is quoted data (TASK_TAG)
 TASK_TAG = "task_text"  # the dataset's task string goes between <task_text> and </task_text>, JSON-quoted

@@ -13,13 +13,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation.config import JudgeCommandConfig
-from evaluation.contact_sheet import write_contact_sheet
-from evaluation.cost import CallEstimate, RunEstimate, estimate_call, estimate_run, price_for
-from evaluation.episode_prep import PreparedEpisode, build_request, evidence_packs, placeholder_pack, prepare_episode
 from evaluation.episode_source import DatasetSource, EpisodeRecord
-from evaluation.evidence import EvidencePack
-from evaluation.prompt import JudgePrompt
+from evaluation.judge.config import JudgeCommandConfig
+from evaluation.judge.contact_sheet import write_contact_sheet
+from evaluation.judge.cost import CallEstimate, RunEstimate, estimate_call, estimate_run, price_for
+from evaluation.judge.episode_prep import (
+    PreparedEpisode,
+    build_request,
+    evidence_packs,
+    placeholder_pack,
+    prepare_episode,
+)
+from evaluation.judge.evidence import EvidencePack
+from evaluation.judge.prompt import JudgePrompt
 from evaluation.rubric import Rubric
 
 

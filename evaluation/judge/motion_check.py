@@ -18,7 +18,7 @@ import numpy as np
 from evaluation.config_checks import reject_non_finite
 from evaluation.episode_source import EpisodeSignals
 from evaluation.errors import ConfigError
-from evaluation.events import (
+from evaluation.judge.events import (
     BODY_JOINTS,
     LATERAL_JOINT,
     EpisodeEvents,

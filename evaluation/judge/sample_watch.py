@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evaluation.config import JudgeModelConfig
 from evaluation.errors import JudgeCallError
-from evaluation.judge_client import JudgeClient, JudgeReply, JudgeRequest
+from evaluation.judge.client import JudgeClient, JudgeReply, JudgeRequest
+from evaluation.judge.config import JudgeModelConfig
 
 
 class SampleWatch:

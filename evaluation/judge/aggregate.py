@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from evaluation.config_checks import reject_non_finite
 from evaluation.episode_score import CriterionScore, EpisodeScore, RouteReason
 from evaluation.errors import ConfigError
-from evaluation.motion_check import ArmMotion, MotionCheck
+from evaluation.judge.motion_check import ArmMotion, MotionCheck
+from evaluation.judge.verdict import Verdict
 from evaluation.rubric import Criterion, Rubric
-from evaluation.verdict import Verdict
 from evaluation.vocabulary import RouteCode, ScoreSource
 
 

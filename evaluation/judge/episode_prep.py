@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaluation.config import JudgeCommandConfig
 from evaluation.episode_source import DatasetSource, EpisodeRecord
-from evaluation.events import find_events
-from evaluation.evidence import EvidenceImage, EvidencePack, JpegCache, build_pack, decode_plans, frame_ref
-from evaluation.frame_selection import FramePlan, perturb, plan_frames
-from evaluation.judge_client import JudgeRequest
-from evaluation.motion_check import MotionCheck, check_motion
-from evaluation.prompt import JudgePrompt, build_prompt
+from evaluation.judge.client import JudgeRequest
+from evaluation.judge.config import JudgeCommandConfig
+from evaluation.judge.events import find_events
+from evaluation.judge.evidence import EvidenceImage, EvidencePack, JpegCache, build_pack, decode_plans, frame_ref
+from evaluation.judge.frame_selection import FramePlan, perturb, plan_frames
+from evaluation.judge.motion_check import MotionCheck, check_motion
+from evaluation.judge.prompt import JudgePrompt, build_prompt
 from evaluation.rubric import Rubric
 
 

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from evaluation.anthropic_client import AnthropicJudgeClient, call_with_retries, reply_from_message
-from evaluation.batch_submit import reconcile_orphans, submit_batch
-from evaluation.breaker import BREAKER_OPEN
-from evaluation.episode_prep import build_request, custom_id, evidence_packs, prepare_episode, request_for
 from evaluation.episode_source import EpisodeRecord
 from evaluation.errors import EvaluationError, JudgeCallError
-from evaluation.judge_client import JudgeReply, JudgeRequest
-from evaluation.run_context import (
+from evaluation.judge.anthropic_client import AnthropicJudgeClient, call_with_retries, reply_from_message
+from evaluation.judge.batch_submit import reconcile_orphans, submit_batch
+from evaluation.judge.breaker import BREAKER_OPEN
+from evaluation.judge.client import JudgeReply, JudgeRequest
+from evaluation.judge.episode_prep import build_request, custom_id, evidence_packs, prepare_episode, request_for
+from evaluation.judge.run_context import (
     EpisodeOutcome,
     OverloadPauseError,
     ProgressSink,
@@ -43,8 +43,8 @@ from evaluation.run_context import (
     finish_episode,
     record_failure,
 )
-from evaluation.sample_outcome import failed_call, judge_sample
-from evaluation.sample_watch import SampleWatch, with_grown_budget
+from evaluation.judge.sample_outcome import failed_call, judge_sample
+from evaluation.judge.sample_watch import SampleWatch, with_grown_budget
 
 log = logging.getLogger(__name__)
 

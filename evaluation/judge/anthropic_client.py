@@ -18,11 +18,11 @@ from typing import Any
 
 import anthropic
 
-from evaluation.breaker import BREAKER_OPEN, OverloadBreaker
 from evaluation.config_checks import reject_non_finite
-from evaluation.cost import TokenUsage
 from evaluation.errors import ConfigError, JudgeCallError
-from evaluation.judge_client import JudgeReply, JudgeRequest
+from evaluation.judge.breaker import BREAKER_OPEN, OverloadBreaker
+from evaluation.judge.client import JudgeReply, JudgeRequest
+from evaluation.judge.cost import TokenUsage
 
 log = logging.getLogger(__name__)
 

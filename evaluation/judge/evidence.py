@@ -18,8 +18,8 @@ import numpy as np
 from PIL import Image
 
 from evaluation.episode_source import EpisodeRecord
-from evaluation.frame_selection import FramePlan
-from evaluation.video_frames import DecodedFrame, decode_frames
+from evaluation.judge.frame_selection import FramePlan
+from evaluation.judge.video_frames import DecodedFrame, decode_frames
 
 FrameKey = tuple[str, int]  # (view, frame index within the episode)
 

@@ -32,10 +32,10 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from evaluation.anthropic_client import RETRYABLE_REASONS, AnthropicJudgeClient, call_with_retries
 from evaluation.errors import JudgeCallError
-from evaluation.judge_client import JudgeRequest
-from evaluation.run_context import RunContext
+from evaluation.judge.anthropic_client import RETRYABLE_REASONS, AnthropicJudgeClient, call_with_retries
+from evaluation.judge.client import JudgeRequest
+from evaluation.judge.run_context import RunContext
 from evaluation.store import BatchSubmission
 
 log = logging.getLogger(__name__)

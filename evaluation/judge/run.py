@@ -18,19 +18,18 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from functools import partial
 
-from evaluation.anthropic_client import AnthropicJudgeClient
-from evaluation.batch_mode import run_batches
-from evaluation.breaker import BREAKER_OPEN
-from evaluation.config import JudgeCommandConfig, config_to_dict, judgment_hash
-from evaluation.cost import price_for
-from evaluation.episode_prep import build_request, custom_id, evidence_packs, prepare_episode, request_for
 from evaluation.episode_source import DatasetSource, EpisodeRecord
 from evaluation.errors import EvaluationError, RunAbortedError
-from evaluation.judge_client import JudgeClient, JudgeRequest
-from evaluation.motion_check import HEURISTIC_VERSION
-from evaluation.prompt import JudgePrompt, prompt_hash
-from evaluation.rubric import Rubric
-from evaluation.run_context import (
+from evaluation.judge.anthropic_client import AnthropicJudgeClient
+from evaluation.judge.batch_mode import run_batches
+from evaluation.judge.breaker import BREAKER_OPEN
+from evaluation.judge.client import JudgeClient, JudgeRequest
+from evaluation.judge.config import JudgeCommandConfig, config_to_dict, judgment_hash
+from evaluation.judge.cost import price_for
+from evaluation.judge.episode_prep import build_request, custom_id, evidence_packs, prepare_episode, request_for
+from evaluation.judge.motion_check import HEURISTIC_VERSION
+from evaluation.judge.prompt import JudgePrompt, prompt_hash
+from evaluation.judge.run_context import (
     EpisodeOutcome,
     NullProgress,
     OverloadPauseError,
@@ -41,9 +40,10 @@ from evaluation.run_context import (
     finish_heuristic,
     record_failure,
 )
-from evaluation.run_summary import RunSummary, nothing_to_do, summarize, summary_detail
-from evaluation.sample_outcome import judge_sample
-from evaluation.sample_watch import SampleWatch, with_grown_budget
+from evaluation.judge.run_summary import RunSummary, nothing_to_do, summarize, summary_detail
+from evaluation.judge.sample_outcome import judge_sample
+from evaluation.judge.sample_watch import SampleWatch, with_grown_budget
+from evaluation.rubric import Rubric
 from evaluation.store import EvaluationStore, RunRecord
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluation.run_context import EpisodeOutcome, RunContext
+from evaluation.judge.run_context import EpisodeOutcome, RunContext
 
 _CALL_TOTALS = """
 SELECT COUNT(*) AS calls, COALESCE(SUM(attempts), 0) AS requests, COALESCE(SUM(cost_usd), 0.0) AS cost_usd,

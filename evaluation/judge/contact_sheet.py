@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from evaluation.evidence import EvidencePack
+from evaluation.judge.evidence import EvidencePack
 from evaluation.vocabulary import VIEWS
 
 _CAPTION_PX = 40  # caption strip under each thumbnail (three lines), pixels
