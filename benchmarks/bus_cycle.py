@@ -40,11 +40,12 @@ from typing import TYPE_CHECKING, Any
 from robot.config import BusConfig, CalibrationConfig
 from robot.errors import RobotError
 from robot.joints import Role, Side
-from robot.virtual.bus import Emission, TimingMode
+from robot.virtual.bus import Emission
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.launcher import VirtualRigProcess
 from robot.virtual.precalibrated import calibration_file, calibration_values
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 
 if TYPE_CHECKING:
     from lerobot.robots.so_follower import SOFollower

@@ -20,8 +20,7 @@ from benchmarks.rig_loop import CAMERAS, RIG_ID
 from robot.cameras.config import VirtualCameraConfig
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.safety.config import ExitMode, SafetyConfig
-from robot.virtual.bus import TimingMode
-from robot.virtual.rig_model import VirtualRigConfig
+from robot.virtual.config import TimingMode, VirtualRigConfig
 
 FPS = 30
 PERIOD_S = 1.0 / FPS

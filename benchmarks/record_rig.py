@@ -28,8 +28,7 @@ from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.errors import MotorTimeoutError
 from robot.joints import BIMANUAL_KEYS
 from robot.safety.config import ExitMode, SafetyConfig
-from robot.virtual.bus import TimingMode
-from robot.virtual.rig_model import VirtualRigConfig
+from robot.virtual.config import TimingMode, VirtualRigConfig
 
 if TYPE_CHECKING:
     from robot.rig import BimanualRig, Observation

@@ -60,8 +60,7 @@ from robot.loop_timer import LoopTimer
 from robot.realtime import realtime_thread
 from robot.rig import capture_below
 from robot.safety.config import ExitMode, SafetyConfig
-from robot.virtual.bus import TimingMode
-from robot.virtual.rig_model import VirtualRigConfig
+from robot.virtual.config import TimingMode, VirtualRigConfig
 
 if TYPE_CHECKING:
     from robot.cameras.camera import Camera

@@ -15,7 +15,7 @@ from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 from robot.joints import ARM_NAMES, Role
 from robot.safety.config import SafetyConfig
-from robot.virtual.rig_model import VirtualRigConfig
+from robot.virtual.config import VirtualRigConfig
 
 VIRTUAL_PORT = "virtual"
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -17,9 +17,10 @@ from pathlib import Path
 from robot.config import RigConfig
 from robot.feetech.calibration_files import calibration_root
 from robot.virtual.client import VirtualRigClient, VirtualRigControlError
+from robot.virtual.config import default_runtime_dir
 from robot.virtual.launcher import VirtualRigProcess
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigModel, default_runtime_dir
+from robot.virtual.rig_model import VirtualRigModel
 from robot.virtual.server import CONTROL_SOCKET
 
 logger = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from robot.cameras.errors import CameraConfigError
 from robot.cli import parse_command
 from robot.config import DEFAULT_RIG_FILE, RigConfig
 from robot.errors import ConfigError
-from robot.virtual.rig_model import VirtualRigConfig
+from robot.virtual.config import VirtualRigConfig
 
 PACKAGES = ("robot", "teleop", "policies", "evaluation")
 BAD_VALUES = (math.nan, math.inf, -math.inf)

@@ -4,8 +4,6 @@ The calibration is the rig's own files, as the real followers use them; a virtua
 files uses the virtual arms' factory calibration (what so101-calibrate would record on them).
 """
 
-from dataclasses import replace
-
 import numpy as np
 from lerobot.motors import MotorCalibration
 
@@ -13,6 +11,7 @@ from robot.config import RigConfig
 from robot.errors import CalibrationError
 from robot.feetech.calibration_files import calibration_path, calibration_root, load_calibration
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.virtual.precalibrated import factory_calibration
 
 
 def dry_calibrations(rig: RigConfig) -> dict[Side, dict[str, MotorCalibration]]:
@@ -28,11 +27,7 @@ def dry_calibrations(rig: RigConfig) -> dict[Side, dict[str, MotorCalibration]]:
         if path.is_file():
             found[side] = load_calibration(path)
         elif rig.virtual is not None:
-            from robot.virtual.precalibrated import calibration_values
-            from robot.virtual.rig_model import VirtualRigModel
-
-            model = VirtualRigModel(replace(rig.virtual, state_dir=None, scenario=None))
-            values = calibration_values(model, arm_name(side, Role.FOLLOWER))
+            values = factory_calibration(rig.virtual, arm_name(side, Role.FOLLOWER))
             found[side] = {joint: MotorCalibration(**values[joint]) for joint in JOINT_NAMES}
         else:
             raise CalibrationError(

@@ -24,7 +24,7 @@ from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.errors import ConfigError
 from robot.virtual.client import VirtualRigClient
-from robot.virtual.rig_model import default_runtime_dir
+from robot.virtual.config import default_runtime_dir
 from robot.virtual.server import serve
 
 OPERATOR_CHOICES = ("idle", "cloth_fold")

@@ -15,24 +15,16 @@ delivers each emission at its time. Timing modes:
 """
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from robot.config_checks import reject_non_finite
 from robot.feetech.sts3215 import BAUD_RATE_BY_INDEX
+from robot.virtual.config import TimingMode
 from robot.virtual.faults import REPLY_KINDS, Event, FaultAction, FaultKind, FaultRule
 from robot.virtual.motor import Motor
 from robot.virtual.protocol import BROADCAST_ID, Instruction, Packet, PacketParser, encode_status
 from robot.virtual.trace import Trace
 
 DEFAULT_BAUD = 1_000_000
-
-
-class TimingMode(StrEnum):
-    """How long the emulated bus takes to answer."""
-
-    INSTANT = "instant"
-    WIRE = "wire"
-    USB = "usb"
 
 
 @dataclass(frozen=True)

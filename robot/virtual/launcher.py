@@ -23,10 +23,12 @@ from typing import IO
 
 from robot.errors import RobotError
 from robot.virtual.client import VirtualRigClient
-from robot.virtual.rig_model import LAUNCHER_PID_ENV, VirtualRigConfig, config_to_json
+from robot.virtual.config import VirtualRigConfig, config_to_json
 
 logger = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
+# Set for the server process: the launcher's pid, which it must not outlive (`server.die_with_parent`).
+LAUNCHER_PID_ENV = "SO101_VIRTUAL_LAUNCHER_PID"
 
 
 class VirtualRigStartError(RobotError, RuntimeError):

@@ -11,8 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from robot.joints import GRIPPER, JOINT_NAMES
-from robot.virtual.arms import JointProfile
 from robot.virtual.motor import Motor
+from robot.virtual.profiles import JointProfile
 from robot.virtual.trajectories import Trajectory, sample
 
 TREMOR_STEPS = 1.5  # amplitude of hand noise, encoder steps

@@ -4,28 +4,47 @@ Calibrating four arms through LeRobot's procedure takes ~30 s on the virtual rig
 and benchmarks that are not about calibration start from this state instead. The values are the
 ones the procedure would record (the arm profiles' homing offsets and mechanical stops), and the
 files use LeRobot's JSON format, so LeRobot's own classes accept them unchanged.
+
+Light: it needs the arms' profiles, not the emulator, so a dry run can know a virtual rig's
+calibration without starting one (the emulator's model writes the same values into its motors).
 """
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from robot.feetech.sts3215 import REGISTERS, encode_sign_magnitude
 from robot.joints import FULL_TURN_JOINT, JOINT_NAMES, MOTOR_IDS, Role, Side
+from robot.virtual.config import VirtualRigConfig
+from robot.virtual.profiles import JointProfile, arm_profiles
 
-if TYPE_CHECKING:
-    from robot.virtual.rig_model import VirtualRigModel
+
+class ProfiledArm(Protocol):
+    """One virtual arm as the calibration sees it."""
+
+    @property
+    def profiles(self) -> Mapping[str, JointProfile]:
+        """Joint name -> its calibration profile."""
+        ...
+
+
+class ProfiledRig(Protocol):
+    """What the calibration needs of a virtual rig (a `VirtualRigModel` is one): its arms' profiles."""
+
+    @property
+    def arms(self) -> Mapping[str, ProfiledArm]:
+        """Arm name (e.g. "left_follower") -> the arm."""
+        ...
 
 
 def _role(arm: str) -> Role:
     return Role.LEADER if arm.endswith(Role.LEADER) else Role.FOLLOWER
 
 
-def calibration_values(model: "VirtualRigModel", arm: str) -> dict[str, dict[str, int]]:
-    """LeRobot's calibration of one virtual arm, joint -> {id, drive_mode, homing_offset, range_min, range_max}."""
+def _values(profiles: Mapping[str, JointProfile]) -> dict[str, dict[str, int]]:
     values = {}
     for joint in JOINT_NAMES:
-        profile = model.arms[arm].profiles[joint]
+        profile = profiles[joint]
         low, high = (0, 4095) if joint == FULL_TURN_JOINT else (profile.range_min, profile.range_max)
         values[joint] = {
             "id": MOTOR_IDS[joint],
@@ -37,25 +56,14 @@ def calibration_values(model: "VirtualRigModel", arm: str) -> dict[str, dict[str
     return values
 
 
-def write_motor_calibration(model: "VirtualRigModel") -> None:
-    """Put every arm's calibration into its motors' EEPROM flash (as if written with Lock 0)."""
-    for arm, bus in model.buses.items():
-        values = calibration_values(model, arm)
-        for joint, motor in zip(JOINT_NAMES, bus.motors, strict=True):
-            flash = bytearray(motor.flash)
-            for name, key in (
-                ("Homing_Offset", "homing_offset"),
-                ("Min_Position_Limit", "range_min"),
-                ("Max_Position_Limit", "range_max"),
-            ):
-                register = REGISTERS[name]
-                raw = values[joint][key]
-                if register.sign_bit is not None:
-                    raw = encode_sign_magnitude(raw, register.sign_bit)
-                flash[register.address : register.address + register.size] = raw.to_bytes(register.size, "little")
-            # LeRobot's configure() ran at some earlier connect too: no 500 µs return delay.
-            flash[REGISTERS["Return_Delay_Time"].address] = 0
-            motor.load_flash(bytes(flash))
+def calibration_values(model: ProfiledRig, arm: str) -> dict[str, dict[str, int]]:
+    """LeRobot's calibration of one virtual arm, joint -> {id, drive_mode, homing_offset, range_min, range_max}."""
+    return _values(model.arms[arm].profiles)
+
+
+def factory_calibration(config: VirtualRigConfig, arm: str) -> dict[str, dict[str, int]]:
+    """`calibration_values` of the arm a virtual rig with `config` builds, without building the rig."""
+    return _values(arm_profiles(arm, _role(arm), config.seed))
 
 
 def calibration_file(root: Path, rig_id: str, arm: str) -> Path:
@@ -66,12 +74,10 @@ def calibration_file(root: Path, rig_id: str, arm: str) -> Path:
     return folder / f"{rig_id}_{side}.json"
 
 
-def write_calibration_files(
-    model: "VirtualRigModel", root: Path, rig_id: str, *, overwrite: bool = False
-) -> list[Path]:
+def write_calibration_files(model: ProfiledRig, root: Path, rig_id: str, *, overwrite: bool = False) -> list[Path]:
     """Write LeRobot calibration files for the four arms under `root`; returns the paths written."""
     written = []
-    for arm in model.buses:
+    for arm in model.arms:
         path = calibration_file(root, rig_id, arm)
         if path.exists() and not overwrite:
             continue

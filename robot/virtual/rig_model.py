@@ -7,78 +7,32 @@ returned emissions; the control API calls the other methods. Not thread-safe: on
 
 import json
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
-from robot.config_checks import reject_non_finite
-from robot.feetech.sts3215 import EEPROM_END
+from robot.feetech.sts3215 import EEPROM_END, REGISTERS
 from robot.joints import ARM_NAMES, GRIPPER, JOINT_NAMES, Role, Side
-from robot.virtual.arms import arm_profiles, build_motors, calibration_pose
-from robot.virtual.bus import Emission, TimingConfig, TimingMode, VirtualBus
+from robot.virtual.arms import build_motors
+from robot.virtual.bus import Emission, TimingConfig, VirtualBus
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.faults import FaultRule, load_scenario
 from robot.virtual.operator import CLOTH_CONTACT_FRACTION, ScriptedOperator, VirtualArm
-from robot.virtual.precalibrated import write_motor_calibration
+from robot.virtual.precalibrated import calibration_values
+from robot.virtual.profiles import arm_profiles, calibration_pose
 from robot.virtual.trace import Trace
 from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, to_pose
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class VirtualRigConfig:
-    """How the emulated arms behave; part of a rig YAML file's `virtual:` section."""
-
-    runtime_dir: Path | None = None  # pty links and control socket; default $XDG_RUNTIME_DIR/so101-virtual
-    state_dir: Path | None = None  # where motor EEPROM persists between runs (like real arms); None: not kept
-    timing: TimingMode = TimingMode.WIRE  # instant, wire (1 Mbps wire time) or usb (wire + adapter latency)
-    usb_latency_ms: float = 1.0  # usb timing: host-adapter latency per reply, ms
-    scenario: Path | None = None  # YAML file of fault rules to install at start
-    seed: int = 0  # seeds per-arm variation and hand tremor
-    tremor_steps: float = 1.5  # operator hand noise amplitude, encoder steps
-    # Start with every motor calibrated, as if so101-calibrate had run before (commands then write
-    # the matching LeRobot files where none exist). False: factory-fresh motors.
-    calibrated: bool = False
-    # SCHED_FIFO priority of the emulator process when permitted (0: never). Real buses are not
-    # slowed by the host's load; at real-time priority the emulated ones are not either.
-    realtime_priority: int = 0
-
-    def __post_init__(self) -> None:
-        reject_non_finite(self, "virtual")
-        if self.usb_latency_ms < 0:
-            raise ValueError(f"virtual.usb_latency_ms={self.usb_latency_ms}: must be >= 0")
-        if self.tremor_steps < 0:
-            raise ValueError(f"virtual.tremor_steps={self.tremor_steps}: must be >= 0")
-
-
-def default_runtime_dir() -> Path:
-    """Where the pty links and the control socket live when the config does not say."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    suffix = "" if os.environ.get("XDG_RUNTIME_DIR") else f"-{os.getuid()}"
-    return Path(base) / f"so101-virtual{suffix}"
-
-
-# Set by the launcher for the server process: the pid it must not outlive (see `die_with_parent`).
-LAUNCHER_PID_ENV = "SO101_VIRTUAL_LAUNCHER_PID"
-
-
-def config_to_json(config: VirtualRigConfig) -> str:
-    """Serialise a config for the server process's command line."""
-    return json.dumps({k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()})
-
-
-def config_from_json(text: str) -> VirtualRigConfig:
-    """Inverse of `config_to_json`."""
-    raw = json.loads(text)
-    for key in ("runtime_dir", "state_dir", "scenario"):
-        if raw.get(key) is not None:
-            raw[key] = Path(raw[key])
-    if "timing" in raw:
-        raw["timing"] = TimingMode(raw["timing"])
-    return VirtualRigConfig(**raw)
+# Calibration register -> its key in LeRobot's calibration values.
+_CALIBRATION_REGISTERS = (
+    ("Homing_Offset", "homing_offset"),
+    ("Min_Position_Limit", "range_min"),
+    ("Max_Position_Limit", "range_max"),
+)
 
 
 def _role(arm: str) -> Role:
@@ -114,7 +68,7 @@ class VirtualRigModel:
         self.arms = arms
         self.operator = ScriptedOperator(arms, seed=config.seed, tremor_steps=config.tremor_steps, moved=served)
         if config.calibrated:
-            write_motor_calibration(self)
+            self._write_motor_calibration()
         self._load_flash()
 
     # --- transport entry point -----------------------------------------------------------
@@ -131,6 +85,20 @@ class VirtualRigModel:
         self.operator.apply(t)
         for name in buses or list(self.buses):
             self.buses[name].advance(t)
+
+    def _write_motor_calibration(self) -> None:
+        """Put every arm's calibration into its motors' EEPROM flash (as if written with Lock 0)."""
+        for arm, bus in self.buses.items():
+            values = calibration_values(self, arm)
+            for joint, motor in zip(JOINT_NAMES, bus.motors, strict=True):
+                flash = bytearray(motor.flash)
+                for name, key in _CALIBRATION_REGISTERS:
+                    register = REGISTERS[name]
+                    raw = register.encode(values[joint][key])
+                    flash[register.address : register.address + register.size] = raw.to_bytes(register.size, "little")
+                # LeRobot's configure() ran at some earlier connect too: no 500 µs return delay.
+                flash[REGISTERS["Return_Delay_Time"].address] = 0
+                motor.load_flash(bytes(flash))
 
     # --- scenarios and persistence ---------------------------------------------------------
 

@@ -35,18 +35,14 @@ from pathlib import Path
 from robot.joints import ARM_NAMES
 from robot.stop_flag import StopFlag
 from robot.virtual.bus import as_transfers
+from robot.virtual.config import VirtualRigConfig, config_from_json, default_runtime_dir
 from robot.virtual.control import ControlHandler
 from robot.virtual.front import FrontServer
 from robot.virtual.json_socket import JsonLineSocket
+from robot.virtual.launcher import LAUNCHER_PID_ENV
 from robot.virtual.protocol import Instruction, encode_instruction
 from robot.virtual.pty_port import PtyPort
-from robot.virtual.rig_model import (
-    LAUNCHER_PID_ENV,
-    VirtualRigConfig,
-    VirtualRigModel,
-    config_from_json,
-    default_runtime_dir,
-)
+from robot.virtual.rig_model import VirtualRigModel
 from robot.virtual.scheduling import prioritise_bus_process
 
 logger = logging.getLogger(__name__)

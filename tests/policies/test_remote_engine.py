@@ -247,10 +247,10 @@ def camera_rig(tmp_path):
     from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
     from robot.config import CalibrationConfig, RigConfig
     from robot.rig import BimanualRig
-    from robot.virtual.bus import TimingMode
+    from robot.virtual.config import TimingMode, VirtualRigConfig
     from robot.virtual.inprocess import in_process_ports
     from robot.virtual.precalibrated import write_calibration_files
-    from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+    from robot.virtual.rig_model import VirtualRigModel
 
     model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=0.0))
     write_calibration_files(model, tmp_path / "calibration", "rig")

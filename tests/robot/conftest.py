@@ -6,10 +6,10 @@ import pytest
 from robot.config import BusConfig, CalibrationConfig
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import Role, Side
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 from tests.virtual.conftest import FakeClock
 
 RIG_ID = "test_rig"

@@ -16,10 +16,10 @@ from robot.arm import Arm
 from robot.config import BusConfig, CalibrationConfig
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import GRIPPER, JOINT_NAMES, Role, Side
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 
 
 @pytest.fixture(params=["virtual", pytest.param("hardware", marks=pytest.mark.hardware)])

@@ -10,10 +10,10 @@ from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.doctor import Status, run_checks
 from robot.doctor.encode_speed import check_encode_speed, encode_verdict
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 from tests.commands_helpers import run, virtual_rig_file
 
 # A generous staleness bound: render threads on a loaded 2-core machine can stall for a while.

@@ -15,9 +15,8 @@ import serial
 from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
 
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.launcher import VirtualRigProcess
-from robot.virtual.rig_model import VirtualRigConfig
 from tests.retries import retrying
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

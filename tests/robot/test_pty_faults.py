@@ -6,10 +6,10 @@ from robot.config import BusConfig, CalibrationConfig
 from robot.errors import BusDisconnectedError, PortNotFoundError
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import Role, Side
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.launcher import VirtualRigProcess
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 
 pytestmark = pytest.mark.slow
 

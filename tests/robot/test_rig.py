@@ -13,11 +13,11 @@ from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side
 from robot.rig import BimanualRig, SafetyStopError
 from robot.safety.config import ExitMode, SafetyConfig
 from robot.safety.guard import Intervention
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.faults import load_scenario
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "hardware_configs" / "scenarios"
 

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from robot.virtual.bus import TimingMode
-from robot.virtual.launcher import VirtualRigProcess
-from robot.virtual.rig_model import LAUNCHER_PID_ENV, VirtualRigConfig, config_to_json
+from robot.virtual.config import TimingMode, VirtualRigConfig, config_to_json
+from robot.virtual.launcher import LAUNCHER_PID_ENV, VirtualRigProcess
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,10 @@ from robot.config import CalibrationConfig, RigConfig
 from robot.control_loop import ControlLoop
 from robot.joints import Side
 from robot.rig import BimanualRig
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 from teleop.leader_source import LeaderSource
 from teleop.tracking import TrackingHook
 from tests.commands_helpers import run, virtual_rig_file

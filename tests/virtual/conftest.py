@@ -1,7 +1,7 @@
 import pytest
 
-from robot.virtual.bus import TimingMode
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.config import TimingMode, VirtualRigConfig
+from robot.virtual.rig_model import VirtualRigModel
 
 
 class FakeClock:

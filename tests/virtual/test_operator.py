@@ -3,9 +3,9 @@
 import pytest
 
 from robot.joints import JOINT_NAMES
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.protocol import Instruction
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 from tests.virtual.helpers import read, transact, write
 
 

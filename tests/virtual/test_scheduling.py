@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.launcher import VirtualRigProcess
-from robot.virtual.rig_model import VirtualRigConfig
 from robot.virtual.scheduling import prioritise_bus_process, raise_rtprio_limit
 
 

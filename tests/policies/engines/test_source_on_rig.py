@@ -17,10 +17,10 @@ from robot.config import CalibrationConfig, RigConfig
 from robot.control_loop import ControlLoop
 from robot.joints import BIMANUAL_KEYS
 from robot.rig import BimanualRig
-from robot.virtual.bus import TimingMode
+from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigConfig, VirtualRigModel
+from robot.virtual.rig_model import VirtualRigModel
 from tests.policies.engines import lerobot_reference
 
 FOLLOWERS = ("left_follower", "right_follower")
