@@ -41,7 +41,8 @@ from policies.replay.fit import fit_dataset
 from policies.replay.pacing import Pace
 from policies.replay.plan import ReplayPlan, Target
 from policies.replay.policy import PolicyOptions, open_policy
-from policies.replay.report import Report, build_report, write_report
+from policies.replay.report import build_report, write_report
+from policies.replay.report_model import Report
 from policies.replay.run import Replayer
 from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig

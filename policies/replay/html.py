@@ -5,7 +5,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from policies.replay.analysis import EpisodeFindings
-from policies.replay.report import EpisodeReport, Report
+from policies.replay.report_model import EpisodeReport, Report
 
 _MAX_ROWS = 200  # longest event table shown; the JSON file has them all
 _STYLE = """
