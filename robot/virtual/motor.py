@@ -15,15 +15,9 @@ Firmware rules modelled (from Feetech's memory table and LeRobot's use of it):
 
 from dataclasses import dataclass
 
-from robot.feetech.sts3215 import (
-    EEPROM_END,
-    REGISTERS,
-    RESOLUTION_STEPS,
-    ErrorBit,
-    decode_sign_magnitude,
-    encode_sign_magnitude,
-)
+from robot.feetech.sts3215 import EEPROM_END, REGISTERS, RESOLUTION_STEPS, ErrorBit
 from robot.virtual.factory import factory_image
+from robot.virtual.memory import REGISTERS_AT, WRITABLE_ADDRESSES, put_value, raw_value, register_value
 from robot.virtual.physics import Drive, JointModel, JointPhysics
 
 _ACCEL_UNIT_STEPS_S2 = 100.0  # Acceleration register unit
@@ -44,37 +38,6 @@ _DERIVED_NAMES = (
     "Present_Current",
     "Goal_Position_2",
 )
-
-
-# Unnamed addresses are reserved and read-only registers ignore writes, as the firmware does.
-_WRITABLE_ADDRESSES = frozenset(
-    addr for r in REGISTERS.values() if not r.readonly for addr in range(r.address, r.address + r.size)
-)
-
-
-# The registers each address belongs to: a write forgets only their cached values.
-_REGISTERS_AT: dict[int, tuple[str, ...]] = {}
-for _name, _register in REGISTERS.items():
-    for _addr in range(_register.address, _register.address + _register.size):
-        _REGISTERS_AT[_addr] = (*_REGISTERS_AT.get(_addr, ()), _name)
-
-
-def _u(image: bytearray, name: str) -> int:
-    r = REGISTERS[name]
-    return int.from_bytes(image[r.address : r.address + r.size], "little")
-
-
-def _s(image: bytearray, name: str) -> int:
-    r = REGISTERS[name]
-    raw = _u(image, name)
-    return decode_sign_magnitude(raw, r.sign_bit) if r.sign_bit is not None else raw
-
-
-def _put(image: bytearray, name: str, value: int) -> None:
-    r = REGISTERS[name]
-    raw = encode_sign_magnitude(value, r.sign_bit) if r.sign_bit is not None else value
-    raw &= (1 << (8 * r.size)) - 1
-    image[r.address : r.address + r.size] = raw.to_bytes(r.size, "little")
 
 
 @dataclass(frozen=True)
@@ -105,7 +68,7 @@ class Motor:
         self.supply_v = supply_v
         self._image = factory_image()
         self._cache: dict[str, int] = {}
-        _put(self._image, "ID", motor_id)
+        put_value(self._image, "ID", motor_id)
         self.flash = bytes(self._image[:EEPROM_END])
         self._last_t = t0_s
         self._overload_timer_s = 0.0
@@ -127,11 +90,11 @@ class Motor:
         """
         value = self._cache.get(name)
         if value is None:
-            value = self._cache[name] = _s(self._image, name)
+            value = self._cache[name] = register_value(self._image, name)
         return value
 
     def _set(self, name: str, value: int) -> None:
-        _put(self._image, name, value)
+        put_value(self._image, name, value)
         self._cache.pop(name, None)
 
     # --- identity -------------------------------------------------------------------------
@@ -241,7 +204,7 @@ class Motor:
         for name in _DERIVED_NAMES:
             register = REGISTERS[name]
             if register.address < end and register.address + register.size > start:
-                _put(image, name, self._derived_value(name))
+                put_value(image, name, self._derived_value(name))
 
     def _derived_value(self, name: str) -> int:
         joint = self.joint
@@ -264,7 +227,7 @@ class Motor:
                 current_ma = _STALL_CURRENT_MA * abs(joint.load_permille) / 1000.0
                 return min(0x7FFF, round(current_ma / _CURRENT_UNIT_MA))
             case _:  # Goal_Position_2
-                return _u(self._image, "Goal_Position")
+                return raw_value(self._image, "Goal_Position")
 
     # --- register access ------------------------------------------------------------------
 
@@ -283,10 +246,10 @@ class Motor:
         old_torque = self._get("Torque_Enable")
         cache = self._cache
         for offset, addr in enumerate(range(address, end)):
-            if addr not in _WRITABLE_ADDRESSES:
+            if addr not in WRITABLE_ADDRESSES:
                 continue
             image[addr] = data[offset]
-            for name in _REGISTERS_AT.get(addr, ()):
+            for name in REGISTERS_AT.get(addr, ()):
                 cache.pop(name, None)
         if address < EEPROM_END and self._get("Lock") == 0:
             self.flash = bytes(image[:EEPROM_END])
@@ -329,7 +292,7 @@ class Motor:
         self.advance(t_s)
         self._image = factory_image()
         self._cache.clear()
-        _put(self._image, "ID", motor_id)
+        put_value(self._image, "ID", motor_id)
         self.flash = bytes(self._image[:EEPROM_END])
         self._sync_goal_to_present()
         self._refresh_derived()
@@ -394,15 +357,15 @@ class Motor:
             motor_id=self.motor_id,
             actual_steps=self.joint.position,
             present_position=self.present_position(),
-            goal_position=_s(image, "Goal_Position"),
-            torque_enabled=_u(image, "Torque_Enable") == 1,
+            goal_position=register_value(image, "Goal_Position"),
+            torque_enabled=raw_value(image, "Torque_Enable") == 1,
             load_permille=self.joint.load_permille,
             temperature_c=self.joint.temperature_c,
             voltage_v=self._voltage_v(),
             error_bits=self.error_bits(),
             homing_offset=self._homing(),
-            min_position_limit=_u(image, "Min_Position_Limit"),
-            max_position_limit=_u(image, "Max_Position_Limit"),
-            lock=_u(image, "Lock"),
+            min_position_limit=raw_value(image, "Min_Position_Limit"),
+            max_position_limit=raw_value(image, "Max_Position_Limit"),
+            lock=raw_value(image, "Lock"),
             plugged=self.plugged,
         )

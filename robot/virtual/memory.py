@@ -1,0 +1,42 @@
+"""An emulated STS3215's memory image: register values by name, and which addresses take writes.
+
+The layout is the hardware's (`robot.feetech.sts3215`); these helpers read and write one named
+register of a 256-byte image, little-endian, sign-magnitude where the register has a sign bit.
+"""
+
+from robot.feetech.sts3215 import REGISTERS
+
+# Unnamed addresses are reserved and read-only registers ignore writes, as the firmware does.
+WRITABLE_ADDRESSES = frozenset(
+    addr for r in REGISTERS.values() if not r.readonly for addr in range(r.address, r.address + r.size)
+)
+
+
+def _registers_at() -> dict[int, tuple[str, ...]]:
+    at: dict[int, tuple[str, ...]] = {}
+    for name, register in REGISTERS.items():
+        for addr in range(register.address, register.address + register.size):
+            at[addr] = (*at.get(addr, ()), name)
+    return at
+
+
+# The registers each address belongs to: a write forgets only their cached values.
+REGISTERS_AT: dict[int, tuple[str, ...]] = _registers_at()
+
+
+def raw_value(image: bytearray, name: str) -> int:
+    """The register's bytes as an unsigned integer."""
+    r = REGISTERS[name]
+    return int.from_bytes(image[r.address : r.address + r.size], "little")
+
+
+def register_value(image: bytearray, name: str) -> int:
+    """The register's value (sign-magnitude decoded where it has a sign bit)."""
+    return REGISTERS[name].decode(raw_value(image, name))
+
+
+def put_value(image: bytearray, name: str, value: int) -> None:
+    """Store `value` in the register, truncated to its size as the firmware would."""
+    r = REGISTERS[name]
+    raw = r.encode(value) & ((1 << (8 * r.size)) - 1)
+    image[r.address : r.address + r.size] = raw.to_bytes(r.size, "little")
