@@ -9,7 +9,7 @@ import pytest
 
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from evaluation.testing.synthetic_dataset import write_synthetic_dataset
-from tests.evaluation.judge_testkit import FRAMES_PER_EPISODE, SCENARIOS
+from tests.evaluation.judge.judge_testkit import FRAMES_PER_EPISODE, SCENARIOS
 
 
 @pytest.fixture(scope="session")

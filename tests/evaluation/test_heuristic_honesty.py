@@ -41,7 +41,7 @@ from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.testing.synthetic_dataset import NAMES, Scenario, scripted_signals
 from evaluation.vocabulary import RouteCode, Side
-from tests.evaluation.judge_testkit import judge_config
+from tests.evaluation.judge.judge_testkit import judge_config
 from tests.evaluation.report.report_testkit import add_run
 
 N = 300  # 10 s at 30 fps

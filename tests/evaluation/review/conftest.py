@@ -23,7 +23,7 @@ from evaluation.rubric import load_rubric
 from evaluation.store import APPEND_ONLY_TABLES, EvaluationStore
 from evaluation.testing.fake_api_script import Reply
 from evaluation.testing.fake_messages_server import FakeMessagesServer
-from tests.evaluation.judge_testkit import judge_client, judge_config
+from tests.evaluation.judge.judge_testkit import judge_client, judge_config
 
 # Judge scores per episode and sample (R1, R2, R3). Routed: episode 0 on R3 (2 of 3 samples agree on 0.5),
 # episode 2 on R2 (one sample says uncertain), episode 4 on R3 (the motion heuristic saw a push).

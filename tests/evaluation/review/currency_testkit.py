@@ -18,7 +18,7 @@ from evaluation.store import EvaluationStore, default_store_path
 from evaluation.testing.fake_api_script import Reply
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from evaluation.testing.synthetic_dataset import Scenario, write_synthetic_dataset
-from tests.evaluation.judge_testkit import judge_client, judge_config
+from tests.evaluation.judge.judge_testkit import judge_client, judge_config
 
 FRAMES = 30  # per episode: one second
 SCENARIOS = (Scenario.FOLD_AND_PUSH, Scenario.IDLE, Scenario.FOLD_NO_PUSH)

@@ -9,7 +9,7 @@ from evaluation.judge.evidence import EvidenceImage, EvidencePack
 from evaluation.judge.prompt import TASK_TAG, build_prompt, prompt_hash, system_text
 from evaluation.judge.verdict import match_ref, output_schema, parse_verdict
 from evaluation.rubric import load_rubric, parse_rubric
-from tests.evaluation.judge_testkit import judge_client, tiny_pack
+from tests.evaluation.judge.judge_testkit import judge_client, tiny_pack
 
 RUBRIC = load_rubric()
 REFS = frozenset({"overhead@0.00s", "left_wrist@0.87s", "overhead@2.97s"})

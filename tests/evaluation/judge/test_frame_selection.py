@@ -12,7 +12,7 @@ from evaluation.judge.video_frames import decode_frames
 from evaluation.rubric import load_rubric
 from evaluation.testing.synthetic_dataset import decode_code
 from evaluation.vocabulary import VIEWS, Phase, image_key
-from tests.evaluation.judge_testkit import FRAMES_PER_EPISODE
+from tests.evaluation.judge.judge_testkit import FRAMES_PER_EPISODE
 
 
 def _plan(dataset_root: Path, index: int, config: FrameConfig | None = None) -> tuple[object, FramePlan]:

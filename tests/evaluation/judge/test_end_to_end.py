@@ -17,7 +17,7 @@ from evaluation.judge.run import run_judge
 from evaluation.rubric import load_rubric
 from evaluation.store import APPEND_ONLY_TABLES, EvaluationStore
 from evaluation.testing.fake_api_script import Delay, HttpError, Malformed, Refusal, Reply, SchemaBreak
-from tests.evaluation.judge_testkit import SHORT_TIMEOUT_S, judge_client, judge_config
+from tests.evaluation.judge.judge_testkit import SHORT_TIMEOUT_S, judge_client, judge_config
 
 RUBRIC = load_rubric()
 

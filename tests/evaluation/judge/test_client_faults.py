@@ -13,7 +13,7 @@ from evaluation.judge.cost import price_for
 from evaluation.judge.sample_outcome import CallContext, judge_sample
 from evaluation.rubric import load_rubric
 from evaluation.testing.fake_api_script import Delay, HttpError, Malformed, Refusal, Reply, SchemaBreak
-from tests.evaluation.judge_testkit import SHORT_TIMEOUT_S, judge_client, tiny_pack, tiny_request
+from tests.evaluation.judge.judge_testkit import SHORT_TIMEOUT_S, judge_client, tiny_pack, tiny_request
 
 RUBRIC = load_rubric()
 

@@ -15,7 +15,7 @@ from evaluation.judge.run import run_judge
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_api_script import HttpError, Reply
-from tests.evaluation.judge_testkit import REQUEST_TIMEOUT_S, judge_config
+from tests.evaluation.judge.judge_testkit import REQUEST_TIMEOUT_S, judge_config
 
 RUBRIC = load_rubric()
 OVERLOADED = HttpError(529, "overloaded_error", message="Overloaded")

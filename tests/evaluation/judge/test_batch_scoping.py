@@ -18,7 +18,7 @@ from evaluation.store import EvaluationStore
 from evaluation.testing.fake_api_script import HttpError, Malformed, Reply
 from evaluation.testing.fake_batches import CreateFault, ItemOutcome
 from evaluation.testing.fake_messages_server import FakeMessagesServer
-from tests.evaluation.judge_testkit import (
+from tests.evaluation.judge.judge_testkit import (
     FAST_RETRY,
     SHORT_TIMEOUT_S,
     copy_dataset,

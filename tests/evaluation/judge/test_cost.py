@@ -24,7 +24,7 @@ from evaluation.judge.episode_prep import build_request, evidence_packs, placeho
 from evaluation.judge.preflight import preflight
 from evaluation.rubric import load_rubric
 from evaluation.testing.fake_messages_server import FakeMessagesServer
-from tests.evaluation.judge_testkit import judge_client, judge_config
+from tests.evaluation.judge.judge_testkit import judge_client, judge_config
 
 
 def test_image_tokens_follow_the_documented_rule():

@@ -17,7 +17,7 @@ from evaluation.commands.judge import EXIT_FAILED_EPISODES, EXIT_OK, EXIT_USAGE,
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _args(root: Path, store: Path, *extra: str) -> list[str]:
