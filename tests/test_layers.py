@@ -1,6 +1,14 @@
-"""Imports point down only: evaluation stands apart; policies > teleop > robot (DESIGN.md)."""
+"""Imports point down only: evaluation stands apart; policies > teleop > robot (DESIGN.md).
+
+Also: no import circles among the product's modules (imports inside functions and under
+TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
+front (`EMULATOR_FRONT`: settings, client, launcher, pre-calibrated files). The allow-list,
+`EMULATOR_USERS`, is the two modules that run the emulator on purpose: robot/rig_ports.py and
+robot/commands/sim.py. Tests may import anything.
+"""
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -11,6 +19,26 @@ FORBIDDEN = {
     "policies": {"evaluation"},
     "evaluation": {"robot", "teleop", "policies"},
 }
+PRODUCT = tuple(FORBIDDEN)
+
+# The virtual rig's front: what code outside robot/virtual/ may import. Its settings (parsed with
+# every rig file), the control client, the launcher (it starts the emulator in a child process,
+# importing none of it), a pre-calibrated rig's calibration and the joint profiles it comes from,
+# and the scripted person that calibrates through the client. Everything else under
+# robot/virtual/ is the emulator (bus, motors, physics, operator, server).
+EMULATOR_FRONT = {
+    "robot.virtual",
+    "robot.virtual.config",
+    "robot.virtual.client",
+    "robot.virtual.launcher",
+    "robot.virtual.precalibrated",
+    "robot.virtual.profiles",
+    "robot.virtual.calibration_operator",
+}
+# The only modules outside robot/virtual/ that run the emulator on purpose: so101-sim serves it
+# in-process, and rig_ports finds the arms' ports (a running rig, or one it starts) and writes a
+# pre-calibrated rig's files from the emulator's own model. Tests may import the emulator too.
+EMULATOR_USERS = {"robot/rig_ports.py", "robot/commands/sim.py"}
 
 
 def imported_packages(path: Path) -> set[str]:
@@ -33,6 +61,118 @@ def upward_imports() -> list[str]:
     return problems
 
 
+# --- the module import graph --------------------------------------------------------------------
+
+
+def product_modules() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the product (a package is its __init__)."""
+    modules = {}
+    for layer in PRODUCT:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _known(dotted: str, modules: dict[str, Path]) -> str | None:
+    """The longest prefix of `dotted` that is a product module (`a.b.name` -> `a.b`), if any."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def _imported_modules(tree: ast.AST) -> Iterator[tuple[str, list[str], int]]:
+    """(module, names, level) of every import statement, including those inside functions and
+    under TYPE_CHECKING: each of them ties the two modules together as much as a top-level one."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, [], 0
+        elif isinstance(node, ast.ImportFrom):
+            yield node.module or "", [alias.name for alias in node.names], node.level
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the product modules it imports.
+
+    `from pkg import name` is an edge to the submodule `pkg.name` when there is one, else to
+    `pkg` itself; relative imports are resolved against the importing module's package.
+    """
+    modules = product_modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for module, names, level in _imported_modules(ast.parse(path.read_text(), filename=str(path))):
+            if level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - level + 1])
+                module = f"{base}.{module}" if module else base
+            for imported in names or [""]:
+                submodule = f"{module}.{imported}"
+                target = submodule if imported and submodule in modules else _known(module, modules)
+                if target is not None and target != name:
+                    edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for succ in graph.get(todo.pop(), ()):
+            if succ not in seen:
+                seen.add(succ)
+                todo.append(succ)
+    return seen
+
+
+def import_circles() -> list[list[str]]:
+    """Groups of product modules that import each other, directly or around a loop.
+
+    Each group is a strongly connected component of the import graph: the modules that can reach
+    one another (no self-edges are recorded, so a module that reaches itself is in a group of 2+).
+    """
+    graph = import_graph()
+    reach = {node: _reachable(graph, node) for node in graph}
+    circles = {tuple(sorted(m for m in reach[n] if n in reach[m])) for n in graph if n in reach[n]}
+    return sorted(list(circle) for circle in circles)
+
+
+def _virtual(module: str) -> bool:
+    return module == "robot.virtual" or module.startswith("robot.virtual.")
+
+
+def emulator_imports() -> list[str]:
+    """Imports of the emulator from outside robot/virtual/, and from the front into the emulator."""
+    problems = []
+    modules = product_modules()
+    for name, edges in sorted(import_graph().items()):
+        relative = modules[name].relative_to(ROOT).as_posix()
+        if relative in EMULATOR_USERS or (_virtual(name) and name not in EMULATOR_FRONT):
+            continue
+        for target in sorted(edges):
+            if _virtual(target) and target not in EMULATOR_FRONT:
+                problems.append(f"{relative} imports the emulator ({target})")
+    return problems
+
+
+def _plant(root: Path, files: dict[str, str]) -> None:
+    for layer in PRODUCT:
+        (root / layer).mkdir(exist_ok=True)
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+# --- the tests ----------------------------------------------------------------------------------
+
+
 def test_no_module_imports_upward():
     assert upward_imports() == []
 
@@ -51,3 +191,65 @@ def test_each_layer_states_its_rule():
     for layer in FORBIDDEN:
         doc = ast.get_docstring(ast.parse((ROOT / layer / "__init__.py").read_text())) or ""
         assert "Layer rule" in doc, layer
+
+
+def test_no_import_circles():
+    assert import_circles() == []
+
+
+def test_the_checker_catches_import_circles(tmp_path, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    _plant(
+        tmp_path,
+        {
+            # Module level one way, inside a function the other.
+            "robot/a.py": "from robot.b import B\n",
+            "robot/b.py": "def f():\n    from robot import a\n",
+            # Relative one way, under TYPE_CHECKING the other.
+            "teleop/c.py": "from .d import D\n",
+            "teleop/d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import teleop.c\n",
+            # Around a loop of three.
+            "policies/e.py": "import policies.f\n",
+            "policies/f.py": "from policies.g import G\n",
+            "policies/g.py": "from policies import e\n",
+            # A package importing its children is fine...
+            "evaluation/fine/__init__.py": "from evaluation.fine.leaf import LEAF\n",
+            "evaluation/fine/leaf.py": "LEAF = 1\n",
+            # ...unless a child imports the package back.
+            "evaluation/back/__init__.py": "from .child import CHILD\nNAME = 'back'\n",
+            "evaluation/back/child.py": "from evaluation.back import NAME\nCHILD = NAME\n",
+        },
+    )
+    assert import_circles() == [
+        ["evaluation.back", "evaluation.back.child"],
+        ["policies.e", "policies.f", "policies.g"],
+        ["robot.a", "robot.b"],
+        ["teleop.c", "teleop.d"],
+    ]
+
+
+def test_only_the_virtual_rig_imports_the_emulator():
+    assert emulator_imports() == []
+
+
+def test_the_checker_catches_an_emulator_import(tmp_path, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    _plant(
+        tmp_path,
+        {
+            "robot/virtual/__init__.py": "",
+            "robot/virtual/config.py": "",
+            "robot/virtual/bus.py": "",
+            "robot/virtual/client.py": "def f():\n    from robot.virtual.bus import VirtualBus\n",  # the front
+            "robot/virtual/server.py": "from robot.virtual import bus\n",  # the emulator itself: fine
+            "robot/config.py": "from robot.virtual.config import VirtualRigConfig\n",  # the front: fine
+            "robot/rig_ports.py": "from robot.virtual.server import serve\n",  # allowed to run it
+            "robot/arm.py": "from robot.virtual.bus import ErrorBit\n",
+            "teleop/session.py": "from robot.virtual import server\n",
+        },
+    )
+    assert emulator_imports() == [
+        "robot/arm.py imports the emulator (robot.virtual.bus)",
+        "robot/virtual/client.py imports the emulator (robot.virtual.bus)",
+        "teleop/session.py imports the emulator (robot.virtual.server)",
+    ]
