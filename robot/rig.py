@@ -18,15 +18,17 @@ always leaves the followers safe: holding, or moved slowly to the pose they star
 released (`safety.on_exit`; a watchdog stop always rests and releases). An e-stop freezes: the
 followers keep torque at the present position, through the exit too; releasing them is a separate,
 explicit act (`so101-release`). A bus that fails while going to rest stops only its own arm.
+The rig composes the safety layer's pieces (robot/safety/): guards armed at connect, the watchdogs'
+watch, the hold, gripper relief, the freeze and the move to rest; it owns the buses and the order.
 """
 
 import logging
 import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from robot.arm import ArmHealth, JointReading
+from robot.arm import JointReading
 from robot.arm_pool import ArmPool, read_all
 from robot.cameras.config import CameraConfig
 from robot.cameras.factory import make_cameras
@@ -37,12 +39,15 @@ from robot.errors import RobotError
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.realtime import lower_priority
-from robot.rest_move import move_to_rest
-from robot.safety.config import ExitMode
-from robot.safety.gripper_relief import GripperRelief
-from robot.safety.guard import ActionGuard, Intervention, SafetyEvent
-from robot.safety.limits import limits_from_calibration
-from robot.safety.watchdog import Verdict, Watchdog, WatchdogDecision
+from robot.safety.connect import arm_follower
+from robot.safety.counters import SafetyCounters
+from robot.safety.follower_watch import FollowerWatch
+from robot.safety.freeze import command_present
+from robot.safety.gripper_relief import GripperReliefs
+from robot.safety.guard import ActionGuard
+from robot.safety.hold import Hold
+from robot.safety.rest import REST_FPS, rest_followers, rests_at_exit
+from robot.safety.watchdog import Verdict, WatchdogDecision
 from robot.stop_flag import StopFlag
 
 logger = logging.getLogger(__name__)
@@ -95,16 +100,6 @@ def split_action(action: Mapping[str, float]) -> dict[Side, dict[str, float]]:
     return {side: {j: float(action[joint_key(side, j)]) for j in JOINT_NAMES} for side in Side}
 
 
-@dataclass
-class RigCounters:
-    """What the safety layer did during the session."""
-
-    events: list[SafetyEvent] = field(default_factory=list)
-    held_ticks: int = 0
-    gripper_reliefs: int = 0
-    read_failures: int = 0
-
-
 class BimanualRig:
     """Two SO-101 followers (and leaders) as one device. Methods are called from one thread."""
 
@@ -137,17 +132,15 @@ class BimanualRig:
         self.sync = SyncReader(list(self.cameras.values()), config.sync) if self.cameras else None
         self.pool = ArmPool(len(self.arms), realtime_priority=lower_priority(config.realtime_priority))
         self.guards: dict[Side, ActionGuard] = {}
-        self.watchdogs = {side: Watchdog(arm_name(side, Role.FOLLOWER), self.safety) for side in Side}
+        self.watch = FollowerWatch({side: arm_name(side, Role.FOLLOWER) for side in Side}, self.safety)
         self.rest_pose: dict[Side, dict[str, float]] = {}
-        self.counters = RigCounters()
-        self.last_decision = WatchdogDecision(Verdict.OK)
+        self.counters = SafetyCounters()
         self._estop = StopFlag()  # set from key hooks and signal handlers: no lock (robot/stop_flag.py)
         self.frozen = False  # an e-stop froze the followers: they keep torque where they are, exit included
         self._stop_reason: str | None = None
-        self._hold_pose: dict[Side, dict[str, float]] | None = None
+        self.hold = Hold()
         self._stack: ExitStack | None = None
-        self.reliefs = {side: GripperRelief() for side in Side}
-        self._last_observation: Observation | None = None
+        self.reliefs = GripperReliefs()
 
     def _so101_arm(self, side: Side, role: Role, port: str) -> SO101Arm:
         config = self.config
@@ -158,6 +151,9 @@ class BimanualRig:
     def follower(self, side: Side) -> SO101Arm:
         """The follower arm of one side."""
         return self.arms[arm_name(side, Role.FOLLOWER)]
+
+    def _followers(self) -> dict[Side, SO101Arm]:
+        return {side: self.follower(side) for side in Side}
 
     @property
     def has_leaders(self) -> bool:
@@ -181,30 +177,17 @@ class BimanualRig:
         for side in Side:
             arm = self.follower(side)
             ranges = {j: (c.range_min, c.range_max) for j, c in arm.device.bus.calibration.items()}
-            limits = limits_from_calibration(
-                ranges,
-                margin_deg=self.safety.limit_margin_deg,
-                gripper_margin_percent=self.safety.gripper_margin_percent,
-            )
             positions = start[arm.name].positions
             self._joint_snapshot.update({joint_key(side, j): v for j, v in positions.items()})
-            self.guards[side] = ActionGuard(arm.name, limits, self.safety, positions)
-            # No time yet: the first command's interval is one period of the caller's clock (the loop's
-            # clock may not be this one: a fast replay's is simulated).
-            self.guards[side].reset(positions)
-            if not self._ramp_at_connect:
-                self.guards[side].transition = None
-            # LeRobot assumes an arm is in its rest pose at connect: that is where it goes back.
-            self.rest_pose[side] = {j: limits.clamp(j, v) for j, v in positions.items()}
+            armed = arm_follower(arm.name, ranges, self.safety, positions, ramp=self._ramp_at_connect)
+            self.guards[side], self.rest_pose[side] = armed.guard, armed.rest_pose
 
     def disconnect(self) -> None:
         """Leave the followers safe (per `safety.on_exit`), then close everything."""
         if self._stack is None:
             return
         try:
-            rest = not self.frozen and (
-                self.safety.on_exit is ExitMode.REST_THEN_RELEASE or self._stop_reason is not None
-            )
+            rest = rests_at_exit(self.safety.on_exit, frozen=self.frozen, stopped=self._stop_reason is not None)
             rested = self.go_to_rest() if rest else {}
             if self.frozen:
                 logger.warning(
@@ -244,32 +227,23 @@ class BimanualRig:
         readings = read_all(self.arms)
         bus_time = time.monotonic() - start
         followers = {side: readings[arm_name(side, Role.FOLLOWER)] for side in Side}
-        for side in Side:
-            self.reliefs[side].observed(followers[side].positions[GRIPPER])
+        self.reliefs.observed(followers)
         leaders = {
             side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
         }
         self._joint_snapshot = _flatten(followers)
         # The frames nearest the tick among those already captured: no waiting on the control path.
         frames = self.sync.select(start) if self.sync is not None else None
-        observation = Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time, frames=frames)
-        self._last_observation = observation
-        return observation
+        return Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time, frames=frames)
 
     def _joints_for_cameras(self) -> dict[str, float]:
         """The followers' last positions, for virtual cameras (called from their capture threads)."""
         return self._joint_snapshot
 
-    def _watch(self, polls: Mapping[str, ArmHealth | None]) -> None:
-        decisions = [self.last_decision if self.last_decision.verdict is Verdict.REST else WatchdogDecision(Verdict.OK)]
-        for side in Side:
-            health = polls.get(self.follower(side).name)
-            watchdog = self.watchdogs[side]
-            decision = watchdog.update(health) if health is not None else watchdog.decision
-            if health is not None:  # a fresh poll: squeezing means loaded *and* still, right now
-                self.reliefs[side].poll(decision.relieve_gripper)
-            decisions.append(decision)
-        self.last_decision = max(decisions, key=lambda d: d.verdict)
+    @property
+    def last_decision(self) -> WatchdogDecision:
+        """The watchdogs' decision for the followers, from their last health polls."""
+        return self.watch.decision
 
     # --- acting ----------------------------------------------------------------------------
 
@@ -324,11 +298,13 @@ class BimanualRig:
             held = self._hold()
             self._poll_health()
             return held
-        if self._hold_pose is not None:
-            self._hold_pose = None
+        if self.hold.end():
             self.begin_transition("hold ended")  # the source's goals moved on while the arms held
         goals = split_action(action)
-        self._relieve_grippers(goals)
+        # A gripper squeezing too hard is not closed further (robot/safety/gripper_relief.py).
+        reliefs = self.reliefs.apply(goals, self.guards)
+        self.counters.events.extend(reliefs)
+        self.counters.gripper_reliefs += len(reliefs)
         now = time.monotonic() if now_s is None else now_s
         period = DEFAULT_PERIOD_S if period_s is None else period_s
         results = {side: self.guards[side].filter(goals[side], now, period) for side in Side}
@@ -340,8 +316,7 @@ class BimanualRig:
                 for side in Side
             }
         )
-        for side in Side:
-            self.reliefs[side].sent(sent[arm_name(side, Role.FOLLOWER)][GRIPPER])
+        self.reliefs.sent({side: sent[arm_name(side, Role.FOLLOWER)][GRIPPER] for side in Side})
         self._poll_health()
         return {joint_key(side, j): sent[arm_name(side, Role.FOLLOWER)][j] for side in Side for j in JOINT_NAMES}
 
@@ -360,32 +335,12 @@ class BimanualRig:
             if arm.role is Role.FOLLOWER and arm.health_due(now)
         }
         if due:
-            self._watch(self.pool.run(due))
-
-    def _relieve_grippers(self, goals: dict[Side, dict[str, float]]) -> None:
-        """A gripper squeezing too hard is not closed further (robot/safety/gripper_relief.py)."""
-        observation = self._last_observation
-        for side in Side:
-            jaws = observation.followers[side].positions[GRIPPER] if observation is not None else None
-            floor = self.reliefs[side].limit(goals[side][GRIPPER], jaws)
-            if floor is None:
-                continue
-            self.counters.events.append(
-                SafetyEvent(self.follower(side).name, GRIPPER, Intervention.RELIEF, goals[side][GRIPPER], floor)
-            )
-            goals[side][GRIPPER] = floor
-            self.counters.gripper_reliefs += 1
-            # Re-anchor the guard: the jaws are really at the floor, so moving the goal up to
-            # it is no jump (the command was further closed than the jaws could go).
-            guard = self.guards[side]
-            guard.last_sent[GRIPPER] = max(guard.last_sent[GRIPPER], floor)
+            self.watch.update(self.pool.run(due), self.reliefs)
 
     def _hold(self) -> dict[str, float]:
         """Keep the followers where they were when the hold began."""
-        if self._hold_pose is None:
-            self._hold_pose = {side: dict(self.guards[side].last_sent) for side in Side}
+        pose = self.hold.pose_for(self.guards)
         self.counters.held_ticks += 1
-        pose = self._hold_pose
         self.pool.send(
             {arm_name(side, Role.FOLLOWER): (lambda s=side: self.follower(s).write_joints(pose[s])) for side in Side}
         )
@@ -400,41 +355,23 @@ class BimanualRig:
         self._estop.set()
         self.frozen = True
         self._stop_reason = self._stop_reason or reason
-        self._command_present(reason)
+        command_present(self._followers(), self.guards, reason)
 
     def _freeze(self, reason: str) -> None:
         """The watchdog's stop: command the present positions, end the session (the exit rests and releases)."""
         self._stop_reason = reason
-        self._command_present(reason)
+        command_present(self._followers(), self.guards, reason)
         raise SafetyStopError(f"followers frozen: {reason}")
-
-    def _command_present(self, reason: str) -> None:
-        for side in Side:
-            arm = self.follower(side)
-            try:
-                present = arm.read_joints().positions
-                arm.write_joints(present)
-                self.guards[side].reset(present, time.monotonic())
-            except RobotError as e:
-                logger.error("%s could not be frozen (%s): %s", arm.name, reason, e)
 
     def go_to_rest(self) -> dict[str, bool]:
         """Move both followers to their rest pose at the ramp speed (blocking), torque kept on.
 
-        Each arm on its own (robot/rest_move.py); an e-stop stops both where they are, frozen.
+        Each arm on its own (robot/safety/rest.py); an e-stop stops both where they are, frozen.
         Returns, per follower, whether its move ran without a bus failure (then it may be released).
         """
-        followers = {self.follower(s).name: s for s in Side}
-        move = move_to_rest(
-            {name: self.arms[name] for name in followers},
-            {name: self.guards[side].last_sent for name, side in followers.items()},
-            {name: self.rest_pose[side] for name, side in followers.items()},
-            self.safety.ramp_speed_deg_s,
-            self._estop.is_set,
-        )
+        ramp = self.safety.ramp_speed_deg_s
+        move = rest_followers(self._followers(), self.guards, self.rest_pose, ramp, self._estop.is_set, fps=REST_FPS)
         if move.stopped:
             self.freeze("e-stop while going to rest")
             return {}
-        for name, positions in move.present.items():
-            self.guards[followers[name]].reset(positions, time.monotonic())
         return move.completed

@@ -3,6 +3,7 @@
     each tick:  observed(jaw position) ... sent(gripper goal)
     each poll:  poll(watchdog says "loaded")  -> armed only if the jaws are also still and driven closed
     each act:   limit(goal, jaws)             -> the goal, raised to the floor while a grasp lasts
+    GripperReliefs: both followers' reliefs, applied to the rig's goals before the guards
 
 Relief is for jaws that squeeze something: loaded, driven closed and still. A gripper closing fast in
 free air is loaded too, but it moves (or was only just told to close), so a poll's "loaded" arms the
@@ -13,6 +14,11 @@ on and off with every health poll.
 """
 
 from collections import deque
+from collections.abc import Mapping
+
+from robot.arm import JointReading
+from robot.joints import GRIPPER, Side
+from robot.safety.guard import ActionGuard, Intervention, SafetyEvent
 
 # A relieved gripper may still press this far past where it is, percent: enough to hold the cloth.
 GRIPPER_RELIEF_SQUEEZE_PERCENT = 3.0
@@ -53,6 +59,11 @@ class GripperRelief:
             return None
         return self.floor if goal_percent < self.floor else None
 
+    @property
+    def jaws_percent(self) -> float | None:
+        """Where the jaws were last observed, percent (None before the first observation)."""
+        return self._seen[-1] if self._seen else None
+
     def _stalled(self) -> bool:
         seen, sent = self._seen, self._sent
         if len(seen) < GRIPPER_STALL_TICKS or len(sent) < GRIPPER_STALL_TICKS:
@@ -60,3 +71,38 @@ class GripperRelief:
         still = max(seen) - min(seen) <= GRIPPER_STALL_BAND_PERCENT
         driven = all(goal < position - GRIPPER_STALL_BAND_PERCENT for goal, position in zip(sent, seen, strict=True))
         return still and driven
+
+
+class GripperReliefs:
+    """Both followers' gripper relief, as the rig applies it each tick. One thread (the rig's)."""
+
+    def __init__(self) -> None:
+        self.sides = {side: GripperRelief() for side in Side}
+
+    def observed(self, followers: Mapping[Side, JointReading]) -> None:
+        """This tick's follower readings (the jaws' positions)."""
+        for side, relief in self.sides.items():
+            relief.observed(followers[side].positions[GRIPPER])
+
+    def sent(self, gripper_goals: Mapping[Side, float]) -> None:
+        """The gripper goals that reached the followers this tick, percent."""
+        for side, relief in self.sides.items():
+            relief.sent(gripper_goals[side])
+
+    def apply(self, goals: Mapping[Side, dict[str, float]], guards: Mapping[Side, ActionGuard]) -> list[SafetyEvent]:
+        """Keep each squeezing gripper from closing further: its goal raised in place, before its guard.
+
+        Returns one event per gripper relieved this tick.
+        """
+        events = []
+        for side, relief in self.sides.items():
+            floor = relief.limit(goals[side][GRIPPER], relief.jaws_percent)
+            if floor is None:
+                continue
+            events.append(SafetyEvent(guards[side].arm, GRIPPER, Intervention.RELIEF, goals[side][GRIPPER], floor))
+            goals[side][GRIPPER] = floor
+            # Re-anchor the guard: the jaws are really at the floor, so moving the goal up to
+            # it is no jump (the command was further closed than the jaws could go).
+            guard = guards[side]
+            guard.last_sent[GRIPPER] = max(guard.last_sent[GRIPPER], floor)
+        return events
