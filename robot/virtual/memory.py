@@ -4,7 +4,7 @@ The layout is the hardware's (`robot.feetech.sts3215`); these helpers read and w
 register of a 256-byte image, little-endian, sign-magnitude where the register has a sign bit.
 """
 
-from robot.feetech.sts3215 import REGISTERS
+from robot.feetech.sts3215 import REGISTERS, decode_sign_magnitude, encode_sign_magnitude
 
 # Unnamed addresses are reserved and read-only registers ignore writes, as the firmware does.
 WRITABLE_ADDRESSES = frozenset(
@@ -32,11 +32,15 @@ def raw_value(image: bytearray, name: str) -> int:
 
 def register_value(image: bytearray, name: str) -> int:
     """The register's value (sign-magnitude decoded where it has a sign bit)."""
-    return REGISTERS[name].decode(raw_value(image, name))
+    r = REGISTERS[name]
+    raw = int.from_bytes(image[r.address : r.address + r.size], "little")
+    # Inlined rather than `r.decode`: the emulator's hot path runs this for every register it reads.
+    return decode_sign_magnitude(raw, r.sign_bit) if r.sign_bit is not None else raw
 
 
 def put_value(image: bytearray, name: str, value: int) -> None:
     """Store `value` in the register, truncated to its size as the firmware would."""
     r = REGISTERS[name]
-    raw = r.encode(value) & ((1 << (8 * r.size)) - 1)
+    raw = encode_sign_magnitude(value, r.sign_bit) if r.sign_bit is not None else value  # inlined: hot path
+    raw &= (1 << (8 * r.size)) - 1
     image[r.address : r.address + r.size] = raw.to_bytes(r.size, "little")
