@@ -4,7 +4,7 @@ Also: no import circles among the product's modules (imports inside functions an
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
 front (`EMULATOR_FRONT`: settings, client, launcher, pre-calibrated files). The allow-list,
 `EMULATOR_USERS`, is the two modules that run the emulator on purpose: robot/rig_ports.py and
-robot/commands/sim.py. Tests may import anything.
+robot/commands/sim.py. Tests may import anything. And no product file grows past `MAX_LINES`.
 """
 
 import ast
@@ -20,6 +20,7 @@ FORBIDDEN = {
     "evaluation": {"robot", "teleop", "policies"},
 }
 PRODUCT = tuple(FORBIDDEN)
+MAX_LINES = 400  # STYLE.md: one concept per file; past ~300 lines a file asks to be split
 
 # The virtual rig's front: what code outside robot/virtual/ may import. Its settings (parsed with
 # every rig file), the control client, the launcher (it starts the emulator in a child process,
@@ -161,6 +162,16 @@ def emulator_imports() -> list[str]:
     return problems
 
 
+def long_files() -> list[str]:
+    """Product files over `MAX_LINES` lines."""
+    problems = []
+    for path in product_modules().values():
+        lines = len(path.read_text().splitlines())
+        if lines > MAX_LINES:
+            problems.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    return sorted(problems)
+
+
 def _plant(root: Path, files: dict[str, str]) -> None:
     for layer in PRODUCT:
         (root / layer).mkdir(exist_ok=True)
@@ -253,3 +264,13 @@ def test_the_checker_catches_an_emulator_import(tmp_path, monkeypatch):
         "robot/virtual/client.py imports the emulator (robot.virtual.bus)",
         "teleop/session.py imports the emulator (robot.virtual.server)",
     ]
+
+
+def test_no_product_file_is_too_long():
+    assert long_files() == []
+
+
+def test_the_checker_catches_a_long_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    _plant(tmp_path, {"robot/short.py": "x = 1\n" * MAX_LINES, "teleop/long.py": "x = 1\n" * (MAX_LINES + 1)})
+    assert long_files() == [f"teleop/long.py: {MAX_LINES + 1} lines"]
