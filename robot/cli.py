@@ -53,6 +53,22 @@ def _split_config_path(argv: list[str]) -> tuple[Path, list[str]]:
     return path, rest
 
 
+def check_config_file(argv: list[str], example: str) -> None:
+    """Refuse a `--config_path` that names no file, before draccus opens it (that ends in a traceback).
+
+    `example`: a command line that needs no file, shown as the next step.
+
+    Raises:
+        UsageError: naming the path.
+    """
+    if not any(a == "--config_path" or a.startswith("--config_path=") for a in argv):
+        return
+    path, _ = _split_config_path(argv)
+    if not path.is_file():
+        what = "is a folder, not a YAML file" if path.is_dir() else "does not exist"
+        raise UsageError(f"--config_path={path} {what}. Next: give the YAML file's path, or drop it: {example}")
+
+
 def explain_parse_error(error: BaseException) -> str:
     """Our own validation message if one is in the chain, else draccus's (it names the field)."""
     cause: BaseException | None = error

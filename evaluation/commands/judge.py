@@ -51,6 +51,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evaluation.commands.options import check_config_path, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError, MissingApiKeyError
 from evaluation.export import export_scores
@@ -71,6 +72,7 @@ EXIT_PAUSED = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again lat
 PROGRAM = "so101-judge"
 _SHORT_FLAGS = {"--dry-run": "--dry_run=true", "--force": "--run.force=true"}
 
+EXAMPLE = "so101-judge --dataset.root=<dataset>"  # a command line that needs no config file
 console = Console(stderr=False)
 
 
@@ -117,24 +119,15 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
     try:
+        check_config_path(argv, EXAMPLE)
         config = draccus.parse(config_class=JudgeCommandConfig, args=argv)
         return _run(config, CommandLine(PROGRAM, tuple(argv)))
     except (EvaluationError, DecodingError, ParsingError) as e:
-        console.print(f"[red]error:[/red] {escape(str(_root_cause(e)))}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {escape(str(root_cause(e)))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: run the same command again to resume (scored episodes are kept)")
         return EXIT_INTERRUPTED
-
-
-def _root_cause(error: BaseException) -> BaseException:
-    """The first of our own errors in the cause chain (draccus wraps validation errors), else the error."""
-    current: BaseException | None = error
-    while current is not None:
-        if isinstance(current, EvaluationError):
-            return current
-        current = current.__cause__
-    return error
 
 
 def _run(config: JudgeCommandConfig, command: CommandLine) -> int:

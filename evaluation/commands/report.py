@@ -36,6 +36,7 @@ from rich.logging import RichHandler
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from evaluation.commands.options import check_config_path, root_cause
 from evaluation.errors import EvaluationError
 from evaluation.report.config import ReportCommandConfig
 from evaluation.report.load import load_policy
@@ -47,6 +48,7 @@ from evaluation.report.tables import fmt_estimate, fmt_p, fmt_rate
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 
+EXAMPLE = "so101-report --datasets=[<dataset>]"  # a command line that needs no config file
 console = Console(stderr=False)
 
 
@@ -59,24 +61,15 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
     try:
+        check_config_path(argv, EXAMPLE)
         config = draccus.parse(config_class=ReportCommandConfig, args=argv)
         return _run(config)
     except (EvaluationError, DecodingError, ParsingError) as e:
-        console.print(f"[red]error:[/red] {_root_cause(e)}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {root_cause(e)}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: no report written (a previous report in the folder is intact)")
         return EXIT_INTERRUPTED
-
-
-def _root_cause(error: BaseException) -> BaseException:
-    """The first of our own errors in the cause chain (draccus wraps validation errors), else the error."""
-    current: BaseException | None = error
-    while current is not None:
-        if isinstance(current, EvaluationError):
-            return current
-        current = current.__cause__
-    return error
 
 
 def _run(config: ReportCommandConfig) -> int:

@@ -47,6 +47,7 @@ from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 
+from evaluation.commands.options import check_config_path, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError
 from evaluation.overrides import OverrideStore
@@ -58,6 +59,7 @@ from evaluation.store import EvaluationStore, default_store_path
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
+EXAMPLE = "so101-review --dataset.root=<dataset>"  # a command line that needs no config file
 console = Console(stderr=False)
 
 
@@ -70,21 +72,12 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
     try:
+        check_config_path(argv, EXAMPLE)
         config = draccus.parse(config_class=ReviewCommandConfig, args=argv)
         return _run(config, argv)
     except (EvaluationError, DecodingError, ParsingError, yaml.YAMLError) as e:
-        console.print(f"[red]error:[/red] {_root_cause(e)}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/red] {root_cause(e)}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
-
-
-def _root_cause(error: BaseException) -> BaseException:
-    """The first of our own errors in the cause chain (draccus wraps validation errors), else the error."""
-    current: BaseException | None = error
-    while current is not None:
-        if isinstance(current, EvaluationError):
-            return current
-        current = current.__cause__
-    return error
 
 
 def _stop_on_terminal_signals() -> None:

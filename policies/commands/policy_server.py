@@ -38,7 +38,7 @@ import draccus
 from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 
-from robot.cli import UsageError, run_command
+from robot.cli import UsageError, check_config_file, run_command
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 
@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"{__doc__}\n")  # the examples, then draccus lists the options and exits
 
     def body() -> int:
+        check_config_file(args, "so101-policy-server --port=8080")
         try:
             config = draccus.parse(PolicyServerConfig, args=args)
         except (DecodingError, ParsingError) as e:

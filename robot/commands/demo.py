@@ -26,6 +26,7 @@ import draccus
 from rich.console import Console
 from rich.panel import Panel
 
+from robot.cli import UsageError, check_config_file
 from robot.demo.config import DemoConfig
 from robot.demo.runner import StepRunner
 from robot.demo.steps import run_steps
@@ -35,8 +36,13 @@ from robot.demo.summary import next_steps, summary
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-demo: parse, build the step runner, run the steps, report."""
     console = Console()
+    args = sys.argv[1:] if argv is None else argv
     try:
-        config = draccus.parse(DemoConfig, args=sys.argv[1:] if argv is None else argv)
+        check_config_file(args, "so101-demo")
+        config = draccus.parse(DemoConfig, args=args)
+    except UsageError as e:
+        console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        return 2
     except SystemExit as e:
         if isinstance(e.code, str):
             console.print(f"[bold red]error:[/] {e.code}")

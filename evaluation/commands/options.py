@@ -1,0 +1,48 @@
+"""What so101-judge, so101-review and so101-report share when they read their options.
+
+draccus opens `--config_path` itself and a missing file ends in a traceback; it also wraps our own
+validation errors (a ConfigError raised in a config's `__post_init__`) in its DecodingError. Here a
+missing or unreadable file is one line naming it, and the message shown is ours when there is one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluation.errors import ConfigError, EvaluationError
+
+
+def config_path(argv: list[str]) -> Path | None:
+    """The `--config_path` given on the command line (either spelling), or None."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--config_path="):
+            return Path(arg.split("=", 1)[1])
+        if arg == "--config_path" and i + 1 < len(argv):
+            return Path(argv[i + 1])
+    return None
+
+
+def check_config_path(argv: list[str], example: str) -> None:
+    """Refuse a `--config_path` that names no readable file, before draccus opens it.
+
+    `example`: a command line that works without the file, shown as the next step.
+
+    Raises:
+        ConfigError: naming the path and what to do.
+    """
+    path = config_path(argv)
+    if path is None:
+        return
+    if not path.is_file():
+        what = "is a folder, not a YAML file" if path.is_dir() else "does not exist"
+        raise ConfigError(f"--config_path={path} {what}. Next: give the YAML file's path, or drop it: {example}")
+
+
+def root_cause(error: BaseException) -> BaseException:
+    """The first of our own errors in the cause chain (draccus wraps validation errors), else the error."""
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, EvaluationError):
+            return current
+        current = current.__cause__
+    return error
