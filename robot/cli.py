@@ -27,6 +27,7 @@ import yaml
 
 from robot.config import DEFAULT_RIG_FILE
 from robot.errors import ConfigError, RobotError
+from robot.parse_errors import explain_parse_error, flag_named
 from robot.signals import SignalStop, StopSignals
 
 logger = logging.getLogger(__name__)
@@ -69,18 +70,6 @@ def check_config_file(argv: list[str], example: str) -> None:
         raise UsageError(f"--config_path={path} {what}. Next: give the YAML file's path, or drop it: {example}")
 
 
-def explain_parse_error(error: BaseException) -> str:
-    """Our own validation message if one is in the chain, else draccus's (it names the field)."""
-    cause: BaseException | None = error
-    while cause is not None:
-        if isinstance(cause, RobotError):
-            return str(cause)
-        cause = cause.__cause__ or cause.__context__
-    first_line = str(error).strip().splitlines()[0]
-    underlying = str(error).split("Underlying error is", 1)
-    return first_line + (f" ({underlying[1].strip().strip('"')})" if len(underlying) == 2 else "")
-
-
 def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     """Parse a command config whose `rig` field comes from `--config_path` (default: virtual rig).
 
@@ -105,7 +94,11 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
         try:
             return draccus.parse(config_cls, config_path=wrapped.name, args=rest)
         except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:
-            raise UsageError(f"{path}: {explain_parse_error(e)}") from e
+            message = explain_parse_error(e, config_cls)
+            flag = flag_named(message, rest)
+            source = f"the command line ({flag})" if flag else str(path)
+            raise UsageError(f"{source}: {message}") from e
+    return True
 
 
 def run_command(main: Callable[[], int | None], stops: StopSignals | None = None) -> int:

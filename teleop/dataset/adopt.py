@@ -19,9 +19,10 @@ from pathlib import Path
 
 import draccus
 
-from robot.cli import UsageError, explain_parse_error, run_command
+from robot.cli import UsageError, run_command
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
+from robot.parse_errors import explain_parse_error
 from teleop.dataset.acceptance import check_version, read_info
 from teleop.dataset.errors import DatasetCorruptError, DatasetError, NotADatasetError
 from teleop.dataset.journal import BACKUP_DIR, JOURNAL_PATH, JournalEntry, episode_files, write_journal
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             config = draccus.parse(AdoptConfig, args=args)
         except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as error:
-            raise UsageError(explain_parse_error(error)) from error
+            raise UsageError(explain_parse_error(error, AdoptConfig)) from error
         if config.root is None:
             raise UsageError("--root is required: the dataset folder to adopt, e.g. --root=data/fold_cloth")
         entry = adopt(config.root, config.lock_timeout_s)
