@@ -27,6 +27,7 @@ import yaml
 
 from robot.config import DEFAULT_RIG_FILE
 from robot.errors import ConfigError, RobotError
+from robot.option_names import unknown_option
 from robot.parse_errors import explain_parse_error, flag_named
 from robot.signals import SignalStop, StopSignals
 
@@ -80,6 +81,8 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     path, rest = _split_config_path(args)
     if any(a in ("-h", "--help") for a in rest):
         draccus.parse(config_cls, args=rest)  # prints help and exits
+    if (unknown := unknown_option(config_cls, rest)) is not None:
+        raise UsageError(unknown)
     try:
         rig = yaml.safe_load(path.read_text()) or {}
     except FileNotFoundError:

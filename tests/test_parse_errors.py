@@ -7,6 +7,7 @@ import pytest
 from policies.commands.deploy import DeployConfig
 from robot.cli import UsageError, parse_command
 from robot.commands.calibrate import CalibrateConfig
+from robot.option_names import option_names, unknown_option
 from robot.parse_errors import enum_choices, flag_named
 
 
@@ -57,3 +58,27 @@ def test_enum_choices_follow_dotted_fields_through_optional_sections():
 )  # fmt: skip
 def test_flag_named_finds_the_flag_that_set_the_field(message, args, flag):
     assert flag_named(message, args) == flag
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--engin.kind=sync"], "unknown option --engin.kind. Did you mean --engine.kind"),
+        (["--rig.bus.read_deadlin_ms=3"],
+         "unknown option --rig.bus.read_deadlin_ms. Did you mean --rig.bus.read_deadline_ms"),
+        (["--policy.path=x", "--xyz=1"], "unknown option --xyz. (--help lists every option)"),
+    ],
+)  # fmt: skip
+def test_an_unknown_option_is_one_line_with_the_closest_real_ones(args, expected):
+    with pytest.raises(UsageError) as refused:
+        parse_command(DeployConfig, args)
+    assert str(refused.value).startswith(expected), str(refused.value)
+    assert "\n" not in str(refused.value)  # not draccus's usage block
+
+
+def test_every_option_of_a_command_is_known_and_mapping_fields_take_keys():
+    names = option_names(DeployConfig)
+    assert {"engine.kind", "rig.bus.read_deadline_ms", "dataset.vcodec", "session.num_episodes"} <= names
+    assert unknown_option(DeployConfig, ["--engine.kind=sync", "--fps=30", "--config_path=x.yaml"]) is None
+    assert unknown_option(DeployConfig, ["--remote.rename_map.overhead=top"]) is None  # a mapping's keys are free
+    assert unknown_option(DeployConfig, ["--engine.kind", "sync"]) is None  # the value in the next word
