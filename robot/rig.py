@@ -41,7 +41,7 @@ from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.realtime import lower_priority
 from robot.safety.connect import arm_follower
 from robot.safety.counters import SafetyCounters
-from robot.safety.follower_watch import FollowerWatch
+from robot.safety.follower_watch import FollowerWatch, PollMisses
 from robot.safety.freeze import command_present
 from robot.safety.gripper_relief import GripperReliefs
 from robot.safety.guard import ActionGuard
@@ -133,6 +133,7 @@ class BimanualRig:
         self.pool = ArmPool(len(self.arms), realtime_priority=lower_priority(config.realtime_priority))
         self.guards: dict[Side, ActionGuard] = {}
         self.watch = FollowerWatch({side: arm_name(side, Role.FOLLOWER) for side in Side}, self.safety)
+        self.poll_misses = PollMisses()  # a late reply to a status poll is ridden out, a silent motor is not
         self.rest_pose: dict[Side, dict[str, float]] = {}
         self.counters = SafetyCounters()
         self._estop = StopFlag()  # set from key hooks and signal handlers: no lock (robot/stop_flag.py)
@@ -330,7 +331,7 @@ class BimanualRig:
         """
         now = time.monotonic()
         due = {
-            name: (lambda a=arm: a.poll_health(now))
+            name: (lambda n=name, a=arm: self.poll_misses.poll(n, lambda: a.poll_health(now)))
             for name, arm in self.arms.items()
             if arm.role is Role.FOLLOWER and arm.health_due(now)
         }

@@ -41,7 +41,7 @@ def virtual_rig_file(tmp_path: Path, **virtual) -> Path:
         "virtual": {
             "runtime_dir": str(tmp_path / "run"),
             "state_dir": str(tmp_path / "state"),
-            "realtime_priority": 9,
+            "realtime_priority": 11,
             **virtual,
         },
     }

@@ -36,9 +36,12 @@ class VirtualRigConfig:
     # Start with every motor calibrated, as if so101-calibrate had run before (commands then write
     # the matching LeRobot files where none exist). False: factory-fresh motors.
     calibrated: bool = False
-    # SCHED_FIFO priority of the emulator process when permitted (0: never). Real buses are not
-    # slowed by the host's load; at real-time priority the emulated ones are not either.
-    realtime_priority: int = 0
+    # SCHED_FIFO priority of the emulator processes when permitted (0: never). Real buses are not
+    # slowed by the host's load, so neither are the emulated ones: the default is one above the rig's
+    # loop (10), and so above its bus and camera threads (9). A rig file that left it out got
+    # emulators at normal priority, which a busy machine silenced for 6 reads in a row (200 ms) while
+    # three 640x480 cameras were encoded in AV1 (tests/test_record_e2e.py).
+    realtime_priority: int = 11
 
     def __post_init__(self) -> None:
         reject_non_finite(self, "virtual")

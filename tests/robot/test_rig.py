@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 from robot.config import CalibrationConfig, RigConfig
-from robot.errors import MotorMissingError
+from robot.errors import MotorMissingError, MotorTimeoutError
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side
 from robot.rig import BimanualRig, SafetyStopError
 from robot.safety.config import ExitMode, SafetyConfig
+from robot.safety.follower_watch import MISSED_POLLS_BEFORE_STOP
 from robot.safety.guard import Intervention
+from robot.safety.watchdog import Verdict
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.faults import load_scenario
 from robot.virtual.inprocess import in_process_ports
@@ -319,3 +321,30 @@ def test_a_gripper_closing_fast_in_free_air_is_not_relieved(rig_setup):
                 after_close.append({key: round(state[key], 1) for key in grippers})
     assert all(value == pytest.approx(5.0, abs=2.0) for close in after_close for value in close.values()), after_close
     assert not [e for e in rig.counters.events if e.kind is Intervention.RELIEF]
+
+
+def _act_until(rig: BimanualRig, state: dict, done, timeout_s: float = 15.0) -> None:
+    """Send `state` at 30 Hz until `done()`; the status polls come every bus.status_poll_period_s."""
+    end = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < end, "the status polls did not get there in time"
+        rig.act(state)
+        time.sleep(1 / 30)
+
+
+def test_a_few_missed_status_polls_are_ridden_out_and_a_silent_motor_still_stops_the_rig(live_model, rig_setup):
+    with rig_setup() as rig:
+        engage(rig)
+        state = rig.observe().state()
+        motor = live_model.buses["left_follower"].motor(2)
+        missed = lambda: rig.poll_misses.in_a_row.get("left_follower", 0)  # noqa: E731
+        motor.unplug(None, live_model.clock())
+        _act_until(rig, state, lambda: missed() == MISSED_POLLS_BEFORE_STOP - 1)  # the session carries on
+        assert rig.last_decision.verdict is Verdict.OK  # the watchdog kept its verdict
+        motor.replug(live_model.clock())
+        _act_until(rig, state, lambda: missed() == 0)  # a reply again: the count starts over
+        assert rig.poll_misses.total == MISSED_POLLS_BEFORE_STOP - 1
+        motor.unplug(None, live_model.clock())
+        with pytest.raises(MotorTimeoutError, match="shoulder_lift"):
+            _act_until(rig, state, lambda: False)
+        assert missed() == MISSED_POLLS_BEFORE_STOP

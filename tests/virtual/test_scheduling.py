@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from robot.config import RigConfig
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.launcher import VirtualRigProcess
 from robot.virtual.scheduling import prioritise_bus_process, raise_rtprio_limit
@@ -80,3 +81,16 @@ def test_every_bus_of_a_running_rig_gets_it(tmp_path):
         for pid in buses:
             assert os.getsid(pid) == pid
             assert os.sched_getscheduler(pid) == (os.SCHED_FIFO if fifo else os.SCHED_OTHER)
+
+
+@pytest.mark.slow  # a child process per bus
+def test_by_default_the_emulated_buses_outrank_every_thread_of_the_rig(tmp_path):
+    # Real buses answer whatever the host does; at normal priority a busy machine silenced the emulated
+    # ones for 200 ms. By default they rank above the rig's loop, and so above its bus and camera threads.
+    config = VirtualRigConfig(runtime_dir=tmp_path / "run", timing=TimingMode.INSTANT)
+    assert config.realtime_priority > RigConfig(virtual=config).realtime_priority
+    if not _in_a_child(_fifo_permitted):
+        pytest.skip("SCHED_FIFO is not permitted here")
+    with VirtualRigProcess(config) as rig:
+        priorities = [os.sched_getparam(pid).sched_priority for pid in bus_processes(rig.pid)]
+    assert priorities == [config.realtime_priority] * 4
