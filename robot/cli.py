@@ -16,6 +16,7 @@ same for every command (the shell's convention for a signal, as if it had killed
 
 import logging
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -66,9 +67,24 @@ def check_config_file(argv: list[str], example: str) -> None:
     if not any(a == "--config_path" or a.startswith("--config_path=") for a in argv):
         return
     path, _ = _split_config_path(argv)
-    if not path.is_file():
-        what = "is a folder, not a YAML file" if path.is_dir() else "does not exist"
+    if (what := _why_unreadable(path)) is not None:
         raise UsageError(f"--config_path={path} {what}. Next: give the YAML file's path, or drop it: {example}")
+
+
+def _why_unreadable(path: Path) -> str | None:
+    """What keeps `path` from being read as a rig file, or None: stat first (opening a FIFO would block)."""
+    try:
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            return "is a folder, not a YAML file"
+        if not stat.S_ISREG(mode):
+            return "is not a regular file"
+        with path.open("rb"):
+            return None
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as error:  # permission denied, a file where a folder should be, a symlink loop
+        return f"cannot be read ({error.strerror or error})"
 
 
 def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
@@ -83,10 +99,13 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
         draccus.parse(config_cls, args=rest)  # prints help and exits
     if (unknown := unknown_option(config_cls, rest)) is not None:
         raise UsageError(unknown)
+    if (what := _why_unreadable(path)) is not None:  # before reading: a FIFO would block the read
+        raise UsageError(
+            f"--config_path={path} {what}. Next: give the rig file's path (hardware_configs/README.md), "
+            "or drop --config_path to use the virtual rig"
+        )
     try:
         rig = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise UsageError(f"no rig file at {path}; see hardware_configs/README.md") from None
     except (OSError, yaml.YAMLError) as e:
         raise UsageError(f"cannot read rig file {path}: {e}") from e
     if not isinstance(rig, dict):

@@ -36,7 +36,7 @@ def unknown_option(config_cls: type, args: list[str]) -> str | None:
     """
     known = option_names(config_cls) | ALWAYS
     for arg in args:
-        if not arg.startswith("-"):
+        if not arg.startswith("-") or _is_number(arg):  # `--rig.virtual.seed -5`: a value, not a flag
             continue
         name = arg.lstrip("-").split("=", 1)[0]
         if name in known or any(name.startswith(f"{k}.") and k not in _sections(known) for k in known):
@@ -46,6 +46,14 @@ def unknown_option(config_cls: type, args: list[str]) -> str | None:
         hint = f" Did you mean {' or '.join(f'--{c}' for c in close)}?" if close else ""
         return f"unknown option --{name}.{hint} (--help lists every option)"
     return None
+
+
+def _is_number(arg: str) -> bool:
+    try:
+        float(arg)
+    except ValueError:
+        return False
+    return True
 
 
 def _sections(known: frozenset[str]) -> set[str]:

@@ -6,6 +6,7 @@ in so101-judge, -review, -report, -demo and -policy-server.
 """
 
 import importlib
+import os
 import tomllib
 from pathlib import Path
 
@@ -16,11 +17,11 @@ SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scrip
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
-@pytest.mark.parametrize("kind", ["missing", "folder"])
+@pytest.mark.parametrize("kind", ["missing", "folder", "fifo", "below_a_file", "symlink_loop"])
 def test_a_config_path_that_names_no_file_is_one_line_and_exit_2(script, kind, tmp_path, capsys):
     module, _, function = SCRIPTS[script].partition(":")
     main = getattr(importlib.import_module(module), function)
-    path = tmp_path / "rig.yaml" if kind == "missing" else tmp_path
+    path = _unreadable(kind, tmp_path)
     assert main([f"--config_path={path}"]) == 2
     captured = capsys.readouterr()
     lines = [line for line in (captured.out + captured.err).splitlines() if line.strip()]
@@ -29,3 +30,33 @@ def test_a_config_path_that_names_no_file_is_one_line_and_exit_2(script, kind, t
     assert text.startswith("error:"), text
     assert str(path) in text
     assert len(lines) <= 2, lines  # one message (wrapped at most once)
+
+
+def _unreadable(kind: str, tmp_path: Path) -> Path:
+    """A path that is no readable YAML file. A FIFO exists but is not a file (opening it would block)."""
+    if kind == "missing":
+        return tmp_path / "rig.yaml"
+    if kind == "folder":
+        return tmp_path
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "rig.yaml")
+        return tmp_path / "rig.yaml"
+    if kind == "symlink_loop":  # stat fails for root too: "too many levels of symbolic links"
+        (tmp_path / "rig.yaml").symlink_to(tmp_path / "rig.yaml")
+        return tmp_path / "rig.yaml"
+    (tmp_path / "rig.yaml").write_text("rig: {}\n")
+    return tmp_path / "rig.yaml" / "inner.yaml"  # stat says "not a directory"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+@pytest.mark.parametrize("script", ["so101-record", "so101-judge"])
+def test_a_config_path_that_cannot_be_read_is_one_line_and_exit_2(script, tmp_path, capsys):
+    module, _, function = SCRIPTS[script].partition(":")
+    main = getattr(importlib.import_module(module), function)
+    path = tmp_path / "rig.yaml"
+    path.write_text("rig: {}\n")
+    path.chmod(0)
+    assert main([f"--config_path={path}"]) == 2
+    text = " ".join(capsys.readouterr().err.split())
+    assert "cannot be read (Permission denied)" in text
+    assert str(path) in text

@@ -82,3 +82,9 @@ def test_every_option_of_a_command_is_known_and_mapping_fields_take_keys():
     assert unknown_option(DeployConfig, ["--engine.kind=sync", "--fps=30", "--config_path=x.yaml"]) is None
     assert unknown_option(DeployConfig, ["--remote.rename_map.overhead=top"]) is None  # a mapping's keys are free
     assert unknown_option(DeployConfig, ["--engine.kind", "sync"]) is None  # the value in the next word
+
+
+def test_a_negative_number_in_the_next_word_is_a_value_not_an_unknown_option():
+    assert unknown_option(DeployConfig, ["--rig.virtual.seed", "-5"]) is None
+    assert unknown_option(DeployConfig, ["--rig.bus.read_deadline_ms", "-2.5"]) is None
+    assert unknown_option(DeployConfig, ["--rig.virtual.seed", "-x"]).startswith("unknown option --x.")

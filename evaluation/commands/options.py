@@ -7,6 +7,7 @@ missing or unreadable file is one line naming it, and the message shown is ours 
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from evaluation.errors import ConfigError, EvaluationError
@@ -33,9 +34,27 @@ def check_config_path(argv: list[str], example: str) -> None:
     path = config_path(argv)
     if path is None:
         return
-    if not path.is_file():
-        what = "is a folder, not a YAML file" if path.is_dir() else "does not exist"
+    if (what := why_unreadable(path)) is not None:
         raise ConfigError(f"--config_path={path} {what}. Next: give the YAML file's path, or drop it: {example}")
+
+
+def why_unreadable(path: Path) -> str | None:
+    """What keeps `path` from being read as a YAML file, or None: stat first (opening a FIFO would block).
+
+    robot/cli.py has the same check for the robot-side commands; evaluation does not import robot.
+    """
+    try:
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            return "is a folder, not a YAML file"
+        if not stat.S_ISREG(mode):
+            return "is not a regular file"
+        with path.open("rb"):
+            return None
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as error:  # permission denied, a file where a folder should be, a symlink loop
+        return f"cannot be read ({error.strerror or error})"
 
 
 def root_cause(error: BaseException) -> BaseException:

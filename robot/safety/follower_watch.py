@@ -13,6 +13,7 @@ that stays silent for `MISSED_POLLS_BEFORE_STOP` polls in a row still stops it, 
 """
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 
 from robot.arm import ArmHealth
@@ -54,6 +55,7 @@ class PollMisses:
     def __init__(self) -> None:
         self.in_a_row: dict[str, int] = {}  # arm name -> polls missed in a row
         self.total = 0  # missed polls over the rig's life
+        self._lock = threading.Lock()  # `total` is shared by the worker threads; `+=` is not atomic
 
     def poll(self, arm: str, poll: Callable[[], ArmHealth | None]) -> ArmHealth | None:
         """`poll()`'s health; None (no fresh poll) when it timed out fewer than MISSED_POLLS_BEFORE_STOP times in a row.
@@ -66,8 +68,9 @@ class PollMisses:
         try:
             health = poll()
         except MotorTimeoutError:
-            missed = self.in_a_row[arm] = self.in_a_row.get(arm, 0) + 1
-            self.total += 1
+            with self._lock:
+                missed = self.in_a_row[arm] = self.in_a_row.get(arm, 0) + 1
+                self.total += 1
             if missed >= MISSED_POLLS_BEFORE_STOP:
                 raise
             logger.warning("%s: a status poll got no reply in time (%d in a row); its watchdog keeps its verdict",

@@ -1,14 +1,16 @@
 """The safety layer's parts on their own: guard (caps, transitions), limits, watchdog."""
 
 import math
+import threading
 
 import numpy as np
 import pytest
 
 from robot.arm import ArmHealth, MotorHealth
-from robot.errors import ConfigError
+from robot.errors import ConfigError, MotorTimeoutError
 from robot.joints import JOINT_NAMES
 from robot.safety.config import SafetyConfig
+from robot.safety.follower_watch import PollMisses
 from robot.safety.guard import ActionGuard, Intervention
 from robot.safety.limits import limits_from_calibration
 from robot.safety.watchdog import Verdict, Watchdog
@@ -204,3 +206,24 @@ def test_watchdog_holds_on_sustained_load_only():
 def test_bad_safety_settings_name_the_field(field, value, message):
     with pytest.raises(ConfigError, match=message):
         SafetyConfig(**{field: value})
+
+
+def test_poll_misses_counts_every_miss_from_many_worker_threads():
+    misses = PollMisses()
+    per_thread = 1_000
+
+    def timed_out() -> None:
+        raise MotorTimeoutError("left_follower", "shoulder_pan", "no reply", "check the cable")
+
+    def worker(arm: str) -> None:
+        for _ in range(per_thread):
+            assert misses.poll(arm, timed_out) is None  # one miss, then a reply resets the run
+            misses.poll(arm, lambda: None)
+
+    threads = [threading.Thread(target=worker, args=(f"arm{i}",)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert misses.total == 8 * per_thread
+    assert set(misses.in_a_row.values()) == {0}
