@@ -75,7 +75,7 @@ def run_rig_loop(
     source = PolicySource(engine, task=TASK)
     recorder = TickRecorder(source, trace, seconds)
     with BimanualRig(config, ports) as rig:
-        loop = ControlLoop(rig, source, fps=FPS, hooks=[recorder], realtime_priority=config.realtime_priority)
+        loop = ControlLoop(rig, source, hooks=[recorder], realtime_priority=config.realtime_priority)
         recorder.stop = loop.stop
         try:
             if prime:

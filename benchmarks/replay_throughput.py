@@ -100,7 +100,7 @@ def record(rig_file: Path, root: Path, episodes: int, seconds: float) -> float:
 
 def ours(rig_file: Path, root: Path, target: str) -> dict[str, Any]:
     """Every episode through `Replayer` at fast pace on `target` (dry or virtual)."""
-    from policies.commands.replay import ReplayCommandConfig, rig_fps
+    from policies.commands.replay import ReplayCommandConfig
     from policies.replay.dataset import open_dataset
     from policies.replay.fit import fit_dataset
     from policies.replay.pacing import Pace
@@ -110,7 +110,7 @@ def ours(rig_file: Path, root: Path, target: str) -> dict[str, Any]:
 
     rig = parse_command(ReplayCommandConfig, [f"--config_path={rig_file}"]).rig
     dataset = open_dataset(root)
-    fit = fit_dataset(dataset, joint_map="", rig_fps=rig_fps(rig), fps=None)  # as so101-replay checks it
+    fit = fit_dataset(dataset, joint_map="", rig_fps=rig.fps, fps=None)  # as so101-replay checks it
     episodes = tuple(e.index for e in dataset.episodes)
     plan = ReplayPlan(dataset, fit, episodes, Target(target), Pace.FAST, rig)
     passes = []

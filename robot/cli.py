@@ -14,6 +14,7 @@ same for every command (the shell's convention for a signal, as if it had killed
            130 Ctrl-C (SIGINT), 129 SIGHUP, 143 SIGTERM; twice in a row: e-stopped, exited at once
 """
 
+import dataclasses
 import logging
 import os
 import stat
@@ -26,7 +27,7 @@ from pathlib import Path
 import draccus
 import yaml
 
-from robot.config import DEFAULT_RIG_FILE
+from robot.config import DEFAULT_RIG_FILE, RigConfig
 from robot.errors import ConfigError, RobotError
 from robot.option_names import unknown_option
 from robot.parse_errors import explain_parse_error, flag_named
@@ -114,13 +115,31 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
         yaml.safe_dump({"rig": rig}, wrapped)
         wrapped.flush()
         try:
-            return draccus.parse(config_cls, config_path=wrapped.name, args=rest)
+            config = draccus.parse(config_cls, config_path=wrapped.name, args=rest)
         except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:
             message = explain_parse_error(e, config_cls)
             flag = flag_named(message, rest)
             source = f"the command line ({flag})" if flag else str(path)
             raise UsageError(f"{source}: {message}") from e
-    return True
+    return at_command_fps(config)
+
+
+def at_command_fps[T](config: T) -> T:
+    """`config` with its rig at the command's `--fps`, if it has one and it was given: the one place it applies.
+
+    Every consumer then reads the rate from the rig (`config.rig.fps`), never from `config.fps`.
+
+    Raises:
+        UsageError: a camera of the rig cannot feed a loop at that rate.
+    """
+    fps = getattr(config, "fps", None)
+    rig = getattr(config, "rig", None)
+    if fps is None or not isinstance(rig, RigConfig) or not dataclasses.is_dataclass(config):
+        return config
+    try:
+        return dataclasses.replace(config, rig=rig.at_fps(fps))
+    except ConfigError as e:
+        raise UsageError(f"the command line (--fps={fps}): {e}") from e
 
 
 def run_command(main: Callable[[], int | None], stops: StopSignals | None = None) -> int:

@@ -4,8 +4,9 @@ Each field says what it is for and its unit; validation names the field, the val
 allowed. `hardware_configs/README.md` explains every field and how to find its value.
 """
 
+import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -22,6 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 HARDWARE_CONFIGS = REPO_ROOT / "hardware_configs"
 DEFAULT_RIG_FILE = HARDWARE_CONFIGS / "virtual.yaml"
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+MAX_FPS = 200  # the fastest control rate a rig may ask for, Hz (the servo bus tops out near 250 Hz for 4 arms)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,9 @@ class RigConfig:
 
     # Rig id: calibration files are <id>_left.json and <id>_right.json (LeRobot's bimanual naming).
     id: str = "so101_bimanual"
+    # The control rate, Hz: the loop, status line, dataset, engines, rest move and guard all read it
+    # here. Every camera must deliver at least this many frames a second, in a whole multiple of it.
+    fps: int = 30
     ports: PortsConfig = field(default_factory=PortsConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     bus: BusConfig = field(default_factory=BusConfig)
@@ -118,6 +123,10 @@ class RigConfig:
         for name in (f"{side}_{Role.FOLLOWER}" for side in ("left", "right")):
             if name not in ports:
                 raise ConfigError(f"ports.{name} is empty: a rig needs both followers")
+        if isinstance(self.fps, bool) or not isinstance(self.fps, int) or not 1 <= self.fps <= MAX_FPS:
+            raise ConfigError(f"fps={self.fps!r}: expected a whole number of control ticks a second, 1..{MAX_FPS}")
+        for camera in self.cameras:
+            _check_camera_rate(camera, self.fps)
         if not 0 <= self.realtime_priority <= 99:
             raise ConfigError(f"realtime_priority={self.realtime_priority}: expected 0 (off) to 99")
         names = [camera.name for camera in self.cameras]
@@ -137,7 +146,25 @@ class RigConfig:
                 " mixing emulated and real arms is not supported: set them to 'virtual' or drop `virtual:`"
             )
 
+    def at_fps(self, fps: int | None) -> "RigConfig":
+        """This rig at another control rate (a command's `--fps`), checked against the cameras again; None keeps it."""
+        return self if fps is None or fps == self.fps else replace(self, fps=fps)
+
     @property
     def is_virtual(self) -> bool:
         """Whether the arms are emulated."""
         return self.virtual is not None
+
+
+def _check_camera_rate(camera: CameraConfig, fps: int) -> None:
+    """Refuse a camera that cannot give every tick of an `fps` loop a new frame, in step with it."""
+    ratio = camera.fps / fps
+    if ratio >= 1 - 1e-6 and abs(ratio - round(ratio)) < 1e-6:
+        return
+    divisors = [rate for rate in range(min(fps, math.floor(camera.fps)), 0, -1) if camera.fps % rate == 0]
+    slower = f"`fps: {divisors[0]}`" if divisors else "a lower `fps`"
+    raise ConfigError(
+        f"cameras.{camera.name}: {camera.fps:g} fps cannot feed a {fps} Hz control loop (each tick needs a new frame,"
+        f" and the camera's rate must be a whole multiple of the loop's). Next: set the rig's {slower},"
+        f" or the camera's `fps: {fps}` if it can run that fast"
+    )

@@ -58,7 +58,6 @@ class ControlLoop:
         rig: BimanualRig,
         source: ActionSource,
         *,
-        fps: float = 30.0,
         hooks: Sequence[StepHook] = (),
         max_missed_reads: int = 5,
         realtime_priority: int = 0,
@@ -66,7 +65,7 @@ class ControlLoop:
         self.rig = rig
         self.source = source
         self.hooks = list(hooks)
-        self.timer = LoopTimer(fps)
+        self.timer = LoopTimer(rig.config.fps)  # the rig file's `fps` (a command's --fps already applied)
         self.max_missed_reads = max_missed_reads
         self.realtime_priority = realtime_priority
         self.stop_event = StopFlag()  # stop() may come from a SIGTERM handler: no lock

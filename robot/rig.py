@@ -46,14 +46,11 @@ from robot.safety.freeze import command_present
 from robot.safety.gripper_relief import GripperReliefs
 from robot.safety.guard import ActionGuard
 from robot.safety.hold import Hold
-from robot.safety.rest import REST_FPS, rest_followers, rests_at_exit
+from robot.safety.rest import rest_followers, rests_at_exit
 from robot.safety.watchdog import Verdict, WatchdogDecision
 from robot.stop_flag import StopFlag
 
 logger = logging.getLogger(__name__)
-# The tick interval the guards assume when `act` is called outside a control loop (a benchmark's own
-# loop, a test): one period at the rig's default rate.
-DEFAULT_PERIOD_S = 1.0 / 30.0
 
 
 class SafetyStopError(RobotError):
@@ -281,7 +278,7 @@ class BimanualRig:
         """Send a 12-key action through the safety layer; returns what was sent.
 
         `now_s` and `period_s`: the tick's start and nominal interval on the control loop's clock
-        (the guards' speed limits are per second of it); outside a loop, now and `DEFAULT_PERIOD_S`.
+        (the guards' speed limits are per second of it); outside a loop, now and one period of the rig's `fps`.
 
         Raises:
             SafetyStopError: after an e-stop or a watchdog REST verdict (the followers were frozen).
@@ -307,7 +304,7 @@ class BimanualRig:
         self.counters.events.extend(reliefs)
         self.counters.gripper_reliefs += len(reliefs)
         now = time.monotonic() if now_s is None else now_s
-        period = DEFAULT_PERIOD_S if period_s is None else period_s
+        period = 1.0 / self.config.fps if period_s is None else period_s
         results = {side: self.guards[side].filter(goals[side], now, period) for side in Side}
         for result in results.values():
             self.counters.events.extend(result.events)
@@ -371,7 +368,8 @@ class BimanualRig:
         Returns, per follower, whether its move ran without a bus failure (then it may be released).
         """
         ramp = self.safety.ramp_speed_deg_s
-        move = rest_followers(self._followers(), self.guards, self.rest_pose, ramp, self._estop.is_set, fps=REST_FPS)
+        fps = self.config.fps
+        move = rest_followers(self._followers(), self.guards, self.rest_pose, ramp, self._estop.is_set, fps=fps)
         if move.stopped:
             self.freeze("e-stop while going to rest")
             return {}

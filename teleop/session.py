@@ -104,7 +104,6 @@ class RecordingSession:
         gates: QualityGates,
         gesture: GestureDetector,
         *,
-        fps: float = 30.0,
         keys: Callable[[], list[Key]] = list,
         engaged: Callable[[], bool] = lambda: True,
         on_card: Callable[[QualityCard], None] = lambda card: None,
@@ -115,7 +114,7 @@ class RecordingSession:
         self.rig = rig
         self.writer = writer
         self.config = config
-        self.fps = fps
+        self.fps = rig.config.fps
         self.gates = gates
         self.gesture = gesture
         self.keys = keys
@@ -138,7 +137,7 @@ class RecordingSession:
         self._stop_after_save = False
         self._events_mark = 0
         self._held_mark = 0  # the rig's held ticks when the last frame was recorded
-        self._episode_frames = max(2, round(config.episode_s * fps))
+        self._episode_frames = max(2, round(config.episode_s * self.fps))
         self.camera_names = tuple(rig.cameras)
 
     # --- the hook ----------------------------------------------------------------------------

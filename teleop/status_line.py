@@ -18,11 +18,9 @@ WINDOW_TICKS = 60
 class StatusLine:
     """A step hook that redraws one line a few times a second (off the hot path otherwise)."""
 
-    def __init__(
-        self, rig: BimanualRig, console: Console, *, fps: float = 30.0, hints: str = "Ctrl-C: stop safely"
-    ) -> None:
+    def __init__(self, rig: BimanualRig, console: Console, *, hints: str = "Ctrl-C: stop safely") -> None:
         self.rig = rig
-        self.period_s = 1.0 / fps
+        self.period_s = 1.0 / rig.config.fps  # the target the line compares each tick's period with
         self.hints = hints
         self.extra = ""
         self._console = console

@@ -86,7 +86,7 @@ def test_bad_rig_files_name_the_problem(tmp_path, yaml_text, override, message):
 
 
 def test_missing_rig_file(tmp_path):
-    with pytest.raises(ConfigError, match="no rig file"):
+    with pytest.raises(ConfigError, match=r"nope\.yaml does not exist"):
         parse_command(CalibrateConfig, [f"--config_path={tmp_path / 'nope.yaml'}"])
 
 

@@ -204,6 +204,31 @@ def saved_episodes(root: Path) -> int:
     return len(list(folder.glob("episode-*/quality.json"))) if folder.exists() else 0
 
 
+def test_a_60_hz_rig_records_a_60_fps_dataset(tmp_path):
+    """The rig file's `fps` sets the dataset's rate and an episode's length in frames (episode_s x fps)."""
+    rig = rig_file(tmp_path)
+    settings = yaml.safe_load(rig.read_text())
+    settings["fps"] = 60
+    for camera in settings["cameras"]:
+        camera["fps"] = 60  # a camera must feed every tick (tests/robot/test_rig_fps.py: a 30 fps one is refused)
+    rig.write_text(yaml.safe_dump(settings))
+    result = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1"), timeout_s=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    root = tmp_path / "dataset"
+    dataset = load(root)
+    assert dataset.meta.fps == 60
+    assert [int(e["length"]) for e in dataset.meta.episodes] == [120]  # 2 s at 60 Hz
+    card, _ = sidecar(root, 0)
+    assert card["frames"] == 120
+    import av
+
+    for name in CAMERAS:
+        (video,) = (root / "videos" / f"observation.images.{name}").rglob("*.mp4")
+        with av.open(str(video)) as container:
+            assert container.streams.video[0].average_rate == 60
+            assert sum(1 for _ in container.decode(video=0)) == 120
+
+
 def test_kill_9_during_episode_3_loses_only_that_episode_and_resume_completes(tmp_path):
     rig = rig_file(tmp_path)
     root = tmp_path / "dataset"

@@ -74,14 +74,12 @@ class DeployConfig:
     remote: RemoteEngineConfig | None = None
     dataset: DatasetConfig = field(default_factory=lambda: DatasetConfig(repo_id="local/so101_eval"))
     session: SessionConfig = field(default_factory=lambda: SessionConfig(num_episodes=10, episode_s=30.0))
-    # Control and dataset rate, frames per second
-    fps: int = 30
+    # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
+    fps: int | None = None
     # Record the rollouts into the evaluation dataset (off: run only)
     record: bool = True
 
     def __post_init__(self) -> None:
-        if not 1 <= self.fps <= 120:
-            raise ConfigError(f"fps={self.fps}: expected 1..120")
         remote = self.engine.kind is EngineKind.REMOTE
         if remote and self.remote is None:
             raise ConfigError("engine.kind=remote needs --remote.host, --remote.checkpoint and --remote.policy_type")
@@ -193,7 +191,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
             WriterSpec(
                 root=folder,
                 repo_id=config.dataset.repo_id,
-                fps=config.fps,
+                fps=config.rig.fps,
                 cameras=cameras,
                 vcodec=config.dataset.vcodec,
                 resume=config.dataset.resume,
@@ -214,19 +212,19 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
             warmup = None
             if config.engine.kind is EngineKind.ENSEMBLE:
                 warmup = policy_input(rig.observe(), config.session.task)
-            choice = make_engine(config.engine, predictor, fps=config.fps, warmup=warmup, remote=config.remote,
+            choice = make_engine(config.engine, predictor, fps=config.rig.fps, warmup=warmup, remote=config.remote,
                                  cameras=cameras)  # fmt: skip
             if choice.notice:
                 console.print(f"[yellow]{choice.notice}")
             console.print(f"engine: {choice.kind}")
             # Taking charge, resuming after starving and handing back to a hold ramp (the rig's transitions).
-            source = PolicySource(choice.engine, task=config.session.task, on_transition=rig.begin_transition)
+            policy = source = PolicySource(choice.engine, task=config.session.task, on_transition=rig.begin_transition)
             rollout = RolloutSource(
-                source,
+                policy,
                 in_charge=lambda now: session is not None and session.in_progress(now),
                 on_transition=rig.begin_transition,
             )
-            status = StatusLine(rig, console, fps=config.fps, hints=HINTS if keys.enabled else "Ctrl-C: stop")
+            status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
             session = RecordingSession(
                 rig,
                 writer,
@@ -234,7 +232,6 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 # A rollout is evidence about the policy, good or bad: never re-recorded, only marked.
                 QualityGates(on_fail=GateAction.KEEP),
                 GestureDetector(GestureConfig(enabled=False)),
-                fps=config.fps,
                 keys=keys.poll,
                 engaged=lambda: rollout.engaged,
                 on_card=lambda card: console.print(card_table([card])),
@@ -245,10 +242,10 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
 
             class StatusText:
                 def on_step(self, step: Step) -> None:
-                    status.extra = f"{live.status(step.tick.start_s)}  {inference_status(rollout.driver)}"  # type: ignore[arg-type]
+                    status.extra = f"{live.status(step.tick.start_s)}  {inference_status(policy)}"
 
             loop = ControlLoop(
-                rig, rollout, fps=config.fps, hooks=[session, StatusText(), status],
+                rig, rollout, hooks=[session, StatusText(), status],
                 realtime_priority=config.rig.realtime_priority,
             )  # fmt: skip
             session.stop_loop = loop.stop
@@ -256,7 +253,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 policy_failed = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
                 stopped_by = run_session(loop, session, status, {InferenceError: policy_failed}, stops=stops)
             finally:
-                source.close()
+                policy.close()
             with stops.finishing():
                 session.wait_for_save()
     finally:

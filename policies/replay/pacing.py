@@ -1,6 +1,6 @@
 """Pacing a replay: real time at the dataset's rate, or as fast as the stack can go.
 
-    loop = ControlLoop(rig, source, fps=30)
+    loop = ControlLoop(rig, source)
     pace(loop, Pace.FAST)        # the loop's timer runs on a clock that only its own sleeps move
 
 As fast as possible reuses the loop unchanged: its `LoopTimer` gets a `SimulatedClock` whose

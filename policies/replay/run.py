@@ -206,7 +206,7 @@ class Replayer:
         hooks: list = [steps]
         if keys is not None and keys.enabled:
             hooks.insert(0, KeyHook(keys, rig, lambda: loop.stop() if loop else None))
-        loop = ControlLoop(rig, source, fps=fps, hooks=hooks, realtime_priority=rig.config.realtime_priority)
+        loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=rig.config.realtime_priority)
         try:
             with self.stops.stopping(loop.stop):
                 loop.run(EASE_IN_TIMEOUT_S)
@@ -246,7 +246,7 @@ class Replayer:
             log = TickLog(rig, frame=lambda: source.frame, facts=lambda: getattr(source, "facts", None))
             key_hook = KeyHook(keys, rig, done) if keys is not None and keys.enabled else None
             hooks = [log] if key_hook is None else [log, key_hook]
-            loop = ControlLoop(rig, source, fps=plan.fit.fps, hooks=hooks, realtime_priority=realtime_priority)
+            loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=realtime_priority)
             pace(loop, plan.pace)
             self.on_event(f"episode {data.info.index}: replaying {data.info.length} frames at {plan.fit.fps:g} fps")
             stopped_by = "done"

@@ -48,15 +48,13 @@ class DoctorConfig:
     json: bool = False
     # The codec the session will record with (so101-record's --dataset.vcodec): its speed is checked
     vcodec: str = "libsvtav1"
-    # The recording's frame rate, for the encode-speed check
-    fps: float = 30.0
+    # The recording's frame rate for the encode-speed check, Hz; default the rig file's `fps`
+    fps: int | None = None
 
     def __post_init__(self) -> None:
         reject_non_finite(self, "")
         if self.vcodec not in DOCTOR_CODECS:
             raise ConfigError(f"vcodec={self.vcodec!r}: expected one of {', '.join(DOCTOR_CODECS)}")
-        if self.fps <= 0:
-            raise ConfigError(f"fps={self.fps}: must be a positive number of frames per second")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not config.json:
                     console.print(f"  checked {row.subject} {row.check}: [{_STYLE[row.status]}]{row.status}[/]")
 
-            rows = run_checks(config.rig, found.ports, dataset_root, on_row=show, vcodec=config.vcodec, fps=config.fps)
+            rows = run_checks(config.rig, found.ports, dataset_root, on_row=show, vcodec=config.vcodec)
         if config.json:
             print(json.dumps([row.as_dict() for row in rows], indent=2))
         else:

@@ -25,12 +25,11 @@ def run_checks(
     on_row: Callable[[CheckRow], None] | None = None,
     *,
     vcodec: str = "libsvtav1",
-    fps: float = 30.0,
 ) -> list[CheckRow]:
     """Every check, in table order; `on_row` sees each row as soon as it is known.
 
-    `vcodec` and `fps` are the recording's (so101-record's defaults): the encode-speed row
-    encodes every camera's size with that codec at that rate.
+    `vcodec` is the recording's (so101-record's default): the encode-speed row encodes every
+    camera's size with that codec at the rig's `fps`.
     """
     rows: list[CheckRow] = []
 
@@ -45,5 +44,5 @@ def run_checks(
         add(check_arm(name, port, rig, files))
     add(check_cameras(rig.cameras, rig.sync))
     add([check_disk(dataset_root), check_encoder()])
-    add([check_encode_speed([(c.height, c.width) for c in rig.cameras], fps, vcodec)])
+    add([check_encode_speed([(c.height, c.width) for c in rig.cameras], rig.fps, vcodec)])
     return rows

@@ -25,9 +25,6 @@ logger = logging.getLogger(__name__)
 REST_TOLERANCE_DEG = 1.0
 REST_TIMEOUT_S = 15.0
 REST_SETTLE_S = 2.0  # after the last goal, how long to wait for the joints to arrive
-# The rate of the move to rest, Hz: the rig's default control rate, its one home until issue 18 gives
-# the rig file an `fps` and the rig passes that instead (another change does that).
-REST_FPS = 30.0
 BODY = tuple(j for j in JOINT_NAMES if j != GRIPPER)
 
 

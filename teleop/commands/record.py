@@ -26,7 +26,7 @@ from rich.table import Table
 
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
-from robot.control_loop import ControlLoop
+from robot.control_loop import ControlLoop, Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
@@ -79,14 +79,12 @@ class RecordConfig:
     session: SessionConfig = field(default_factory=SessionConfig)
     gates: QualityGates = field(default_factory=QualityGates)
     gesture: GestureConfig = field(default_factory=GestureConfig)
-    # Control and dataset rate, frames per second
-    fps: int = 30
+    # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
+    fps: int | None = None
     # Virtual rig only: what the scripted operator's hands do on the leaders (cloth_fold or idle)
     virtual_operator: str = "cloth_fold"
 
     def __post_init__(self) -> None:
-        if not 1 <= self.fps <= 120:
-            raise ConfigError(f"fps={self.fps}: expected 1..120")
         if self.virtual_operator not in OPERATOR_CHOICES:
             raise ConfigError(f"virtual_operator={self.virtual_operator!r}: expected one of {OPERATOR_CHOICES}")
         if not self.rig.cameras:
@@ -157,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             WriterSpec(
                 root=folder,
                 repo_id=config.dataset.repo_id,
-                fps=config.fps,
+                fps=config.rig.fps,
                 cameras=cameras,
                 vcodec=config.dataset.vcodec,
                 resume=config.dataset.resume,
@@ -174,14 +172,13 @@ def main(argv: list[str] | None = None) -> int:
                         client.play(config.virtual_operator, loop=True)
                 with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
                     source = LeaderSource(rig)
-                    status = StatusLine(rig, console, fps=config.fps, hints=HINTS if keys.enabled else "Ctrl-C: stop")
+                    status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
                     session = RecordingSession(
                         rig,
                         writer,
                         config.session,
                         config.gates,
                         GestureDetector(config.gesture),
-                        fps=config.fps,
                         keys=keys.poll,
                         engaged=lambda: source.engaged,
                         on_card=lambda card: console.print(card_table([card])),
@@ -189,13 +186,12 @@ def main(argv: list[str] | None = None) -> int:
                     )
 
                     class StatusText:
-                        def on_step(self, step: object) -> None:
-                            status.extra = session.status(step.tick.start_s)  # type: ignore[attr-defined]
+                        def on_step(self, step: Step) -> None:
+                            status.extra = session.status(step.tick.start_s)
 
                     loop = ControlLoop(
                         rig,
                         source,
-                        fps=config.fps,
                         hooks=[session, StatusText(), status],
                         realtime_priority=config.rig.realtime_priority,
                     )

@@ -41,8 +41,8 @@ class TeleopConfig:
     """Options of so101-teleop (the rig comes from --config_path)."""
 
     rig: RigConfig = field(default_factory=RigConfig)
-    # Control rate, Hz
-    fps: float = 30.0
+    # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
+    fps: int | None = None
     # Stop after this many seconds; 0 runs until Ctrl-C
     duration_s: float = 0.0
     # Virtual rig only: what the scripted operator's hands do on the leaders (cloth_fold or idle)
@@ -52,8 +52,6 @@ class TeleopConfig:
 
     def __post_init__(self) -> None:
         reject_non_finite(self, "")
-        if not 1 <= self.fps <= 200:
-            raise ConfigError(f"fps={self.fps}: expected 1..200 Hz")
         if self.duration_s < 0:
             raise ConfigError(f"duration_s={self.duration_s}: must be >= 0")
         if self.virtual_operator not in OPERATOR_CHOICES:
@@ -73,10 +71,10 @@ def main(argv: list[str] | None = None) -> int:
                     client.play(config.virtual_operator, loop=True)
             with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
                 source = LeaderSource(rig)
-                tracking = TrackingHook(skip_ticks=int(config.fps))  # judge tracking after a settling second
+                tracking = TrackingHook(skip_ticks=config.rig.fps)  # judge tracking after a settling second
                 tracking.active = False
                 hints = "q stop  e e-stop  Ctrl-C stop safely" if keys.enabled else "Ctrl-C: stop safely"
-                status = StatusLine(rig, console, fps=config.fps, hints=hints)
+                status = StatusLine(rig, console, hints=hints)
                 loop: ControlLoop | None = None
                 quit_key = False
 
@@ -93,9 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                         status.extra = "following" if source.engaged else "ramping to the leaders"
 
                 hooks = [EngageWatch(), tracking] + ([] if config.json else [status])
-                loop = ControlLoop(
-                    rig, source, fps=config.fps, hooks=hooks, realtime_priority=config.rig.realtime_priority
-                )
+                loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=config.rig.realtime_priority)
                 stopped_by = "duration" if config.duration_s else "Ctrl-C"
                 try:
                     with stops.stopping(loop.stop):

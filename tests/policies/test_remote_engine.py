@@ -301,7 +301,7 @@ def test_lerobots_policy_server_drives_our_control_loop_on_the_virtual_rig(polic
     try:
         engine.start()  # the server loads the policy before the loop starts (the first chunk is asked by tick 0)
         with camera_rig() as rig:
-            loop = ControlLoop(rig, source, fps=30.0, hooks=[log])
+            loop = ControlLoop(rig, source, hooks=[log])
             log.stop = loop.stop
             loop.run(duration_s=EVENT_TIMEOUT_S)
             limits = {side: guard.limits for side, guard in rig.guards.items()}
