@@ -3,6 +3,7 @@
     so101-doctor                                              # the virtual rig
     so101-doctor --config_path=hardware_configs/so101_bimanual.yaml
     so101-doctor --config_path=hardware_configs/so101_bimanual.yaml --json=true > doctor.json
+    so101-doctor --dataset.vcodec=h264 --dataset.root=$HOME/datasets   # as so101-record will write
 
 One row per check (port, motors, calibration, power, motor status, bus timing per arm; disk; video
 encoder), each pass, warn or fail with the next step. Nothing on the arms is changed. Exit status
@@ -38,23 +39,32 @@ DOCTOR_CODECS = ("libsvtav1", "h264")  # what so101-record writes
 
 
 @dataclass(frozen=True)
+class DoctorDatasetOptions:
+    """The dataset the session will write, named as so101-record names it (`--dataset.root`, `--dataset.vcodec`)."""
+
+    # Where datasets will be written, for the free-space check; default LeRobot's $HF_LEROBOT_HOME
+    root: Path | None = None
+    # The codec the session will record with: its encode speed is checked
+    vcodec: str = "libsvtav1"
+
+    def __post_init__(self) -> None:
+        if self.vcodec not in DOCTOR_CODECS:
+            raise ConfigError(f"dataset.vcodec={self.vcodec!r}: expected one of {', '.join(DOCTOR_CODECS)}")
+
+
+@dataclass(frozen=True)
 class DoctorConfig:
     """Options of so101-doctor (the rig comes from --config_path)."""
 
     rig: RigConfig = field(default_factory=RigConfig)
-    # Where datasets will be written, for the free-space check; default LeRobot's $HF_LEROBOT_HOME
-    dataset_root: Path | None = None
+    dataset: DoctorDatasetOptions = field(default_factory=DoctorDatasetOptions)
     # Print the rows as JSON instead of a table
     json: bool = False
-    # The codec the session will record with (so101-record's --dataset.vcodec): its speed is checked
-    vcodec: str = "libsvtav1"
     # The recording's frame rate for the encode-speed check, Hz; default the rig file's `fps`
     fps: int | None = None
 
     def __post_init__(self) -> None:
         reject_non_finite(self, "")
-        if self.vcodec not in DOCTOR_CODECS:
-            raise ConfigError(f"vcodec={self.vcodec!r}: expected one of {', '.join(DOCTOR_CODECS)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,14 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         config = parse_command(DoctorConfig, argv)
         console = Console(stderr=config.json)
-        dataset_root = config.dataset_root or _default_dataset_root()
+        dataset_root = config.dataset.root or _default_dataset_root()
         with rig_ports(config.rig) as found:
 
             def show(row: CheckRow) -> None:
                 if not config.json:
                     console.print(f"  checked {row.subject} {row.check}: [{_STYLE[row.status]}]{row.status}[/]")
 
-            rows = run_checks(config.rig, found.ports, dataset_root, on_row=show, vcodec=config.vcodec)
+            rows = run_checks(config.rig, found.ports, dataset_root, on_row=show, vcodec=config.dataset.vcodec)
         if config.json:
             print(json.dumps([row.as_dict() for row in rows], indent=2))
         else:

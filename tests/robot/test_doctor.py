@@ -108,7 +108,7 @@ def test_overheating_motor(doctor):
 @pytest.mark.slow
 def test_so101_doctor_passes_on_the_virtual_rig_and_prints_json(tmp_path):
     rig_file = virtual_rig_file(tmp_path, calibrated=True, timing="wire")
-    result = run("so101-doctor", f"--config_path={rig_file}", "--json=true", f"--dataset_root={tmp_path}")
+    result = run("so101-doctor", f"--config_path={rig_file}", "--json=true", f"--dataset.root={tmp_path}")
     assert result.returncode == 0, result.stdout + result.stderr
     rows = json.loads(result.stdout)
     assert not [r for r in rows if r["status"] == "fail"]
