@@ -91,7 +91,7 @@ def hardware_steps(runner: StepRunner, rig: RunningRig) -> None:
         "Ports, motors, calibration against the motors, supply voltage, temperatures, bus timing, "
         "cameras and their sync, disk and video encoder: will this session produce good data?",
     )
-    runner.run("so101-doctor", *runner.rig_args, f"--dataset_root={paths.out}", "--vcodec=h264")
+    runner.run("so101-doctor", *runner.rig_args, f"--dataset.root={paths.out}", "--dataset.vcodec=h264")
     if config.teleop_s > 0:
         runner.say(
             "teleoperation with safety on",
