@@ -48,13 +48,10 @@ def rig_at(tmp_path):
 
 
 class _Still:
-    """An action source that asks for where the followers are."""
+    """An action source (robot.control_loop.ActionSource) that asks for where the followers are."""
 
-    def reset(self, observation) -> None:
-        self.goal = observation.state()
-
-    def act(self, observation):
-        return self.goal
+    def action(self, observation, tick):
+        return observation.state()
 
 
 def _engage(rig: BimanualRig) -> None:
