@@ -2,7 +2,8 @@
 
 LeRobot's convention, with the rig file as the config: `--config_path=hardware_configs/<rig>.yaml`
 loads the rig, dotted flags override it (`--rig.bus.read_deadline_ms=30`) and set the command's
-own options (`--arms=left_follower`). `--help` lists every field with its comment.
+own options (`--arms=left_follower`). `--help` says what the command does, with examples, and lists
+its options (robot/cli_help.py).
 
 Errors reach the user as one line that says what to do, never as a traceback. Exit status, the
 same for every command (the shell's convention for a signal, as if it had killed us):
@@ -17,7 +18,6 @@ same for every command (the shell's convention for a signal, as if it had killed
 import dataclasses
 import logging
 import os
-import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -29,14 +29,24 @@ import yaml
 
 from robot.config import DEFAULT_RIG_FILE, RigConfig
 from robot.errors import ConfigError, RobotError
-from robot.option_names import unknown_option
 from robot.parse_errors import explain_parse_error, flag_named
+from robot.shell.files import why_unreadable
+from robot.shell.help import command_help, help_requested
+from robot.shell.option_names import unknown_option
 from robot.signals import SignalStop, StopSignals
 
 logger = logging.getLogger(__name__)
 EXIT_DONE = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2  # as argparse (draccus) exits for an unknown flag
+EXIT_STATUS = (
+    "Exit status: 0 done; 1 failed (the line on stderr says what, and what to do next); 2 usage (the command "
+    "line or the rig file is not valid, nothing ran); 128+n stopped by signal n after the safe exit "
+    "(130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
+)
+OPTIONS_FILE_HELP = "a YAML file of these options (sections as nested mappings); flags given here override it"
+RIG_FILE_HELP = "the rig file (default: hardware_configs/virtual.yaml, the virtual rig)"
+RIG_FIELDS_HELP = "the rig file's fields, e.g. --rig.bus.read_deadline_ms=30; hardware_configs/README.md explains each"
 
 
 class UsageError(ConfigError):
@@ -68,24 +78,8 @@ def check_config_file(argv: list[str], example: str) -> None:
     if not any(a == "--config_path" or a.startswith("--config_path=") for a in argv):
         return
     path, _ = _split_config_path(argv)
-    if (what := _why_unreadable(path)) is not None:
+    if (what := why_unreadable(path)) is not None:
         raise UsageError(f"--config_path={path} {what}. Next: give the YAML file's path, or drop it: {example}")
-
-
-def _why_unreadable(path: Path) -> str | None:
-    """What keeps `path` from being read as a rig file, or None: stat first (opening a FIFO would block)."""
-    try:
-        mode = path.stat().st_mode
-        if stat.S_ISDIR(mode):
-            return "is a folder, not a YAML file"
-        if not stat.S_ISREG(mode):
-            return "is not a regular file"
-        with path.open("rb"):
-            return None
-    except FileNotFoundError:
-        return "does not exist"
-    except OSError as error:  # permission denied, a file where a folder should be, a symlink loop
-        return f"cannot be read ({error.strerror or error})"
 
 
 def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
@@ -96,11 +90,14 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     """
     args = sys.argv[1:] if argv is None else argv
     path, rest = _split_config_path(args)
-    if any(a in ("-h", "--help") for a in rest):
-        draccus.parse(config_cls, args=rest)  # prints help and exits
+    if (topic := help_requested(rest)) is not None:
+        text = command_help(config_cls, config_file=RIG_FILE_HELP, exit_status=EXIT_STATUS,
+                            collapsed={"rig": RIG_FIELDS_HELP}, topic=topic)  # fmt: skip
+        sys.stdout.write(text)
+        raise SystemExit(EXIT_DONE)
     if (unknown := unknown_option(config_cls, rest)) is not None:
         raise UsageError(unknown)
-    if (what := _why_unreadable(path)) is not None:  # before reading: a FIFO would block the read
+    if (what := why_unreadable(path)) is not None:  # before reading: a FIFO would block the read
         raise UsageError(
             f"--config_path={path} {what}. Next: give the rig file's path (hardware_configs/README.md), "
             "or drop --config_path to use the virtual rig"
@@ -122,6 +119,30 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
             source = f"the command line ({flag})" if flag else str(path)
             raise UsageError(f"{source}: {message}") from e
     return at_command_fps(config)
+
+
+def parse_options[T](config_cls: type[T], argv: list[str], example: str, *, doc: str) -> T:
+    """Parse a command config that has no rig (so101-demo, so101-policy-server): the same shell as `parse_command`.
+
+    `example`: a command line that needs no config file, shown as the next step; `doc`: the command's
+    module docstring, the top of its `--help`.
+
+    Raises:
+        UsageError: an unknown option, an unreadable `--config_path`, or a value that is not allowed.
+    """
+    if (topic := help_requested(argv)) is not None:
+        text = command_help(config_cls, config_file=OPTIONS_FILE_HELP, doc=doc, exit_status=EXIT_STATUS, topic=topic)
+        sys.stdout.write(text)
+        raise SystemExit(EXIT_DONE)
+    if (unknown := unknown_option(config_cls, argv)) is not None:
+        raise UsageError(unknown)
+    check_config_file(argv, example)
+    try:
+        return draccus.parse(config_cls, args=argv)
+    except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:
+        message = explain_parse_error(e, config_cls)
+        flag = flag_named(message, argv)
+        raise UsageError(f"the command line ({flag}): {message}" if flag else message) from e
 
 
 def at_command_fps[T](config: T) -> T:

@@ -1,5 +1,8 @@
 """Imports point down only: evaluation stands apart; policies > teleop > robot (DESIGN.md).
 
+One exception: the command-line shell, robot/shell/ (`SHELL`: help, option names, config files),
+which every command speaks, evaluation's too. It imports nothing of the product but itself.
+
 Also: no import circles among the product's modules (imports inside functions and under
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
 front (`EMULATOR_FRONT`: settings, client, launcher, pre-calibrated files). The allow-list,
@@ -20,6 +23,7 @@ FORBIDDEN = {
     "evaluation": {"robot", "teleop", "policies"},
 }
 PRODUCT = tuple(FORBIDDEN)
+SHELL = "robot.shell"  # the one part of robot/ that evaluation/ may import
 MAX_LINES = 400  # STYLE.md: one concept per file; past ~300 lines a file asks to be split
 
 # The virtual rig's front: what code outside robot/virtual/ may import. Its settings (parsed with
@@ -42,15 +46,20 @@ EMULATOR_FRONT = {
 EMULATOR_USERS = {"robot/rig_ports.py", "robot/commands/sim.py"}
 
 
+def _in_shell(module: str) -> bool:
+    return module == SHELL or module.startswith(f"{SHELL}.")
+
+
 def imported_packages(path: Path) -> set[str]:
+    """The top-level packages `path` imports (the shared shell, robot/shell/, not counted as robot)."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    names: set[str] = set()
+    modules: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+            modules.add(node.module)
+    return {module.split(".")[0] for module in modules if not _in_shell(module)}
 
 
 def upward_imports() -> list[str]:
@@ -186,6 +195,18 @@ def _plant(root: Path, files: dict[str, str]) -> None:
 
 def test_no_module_imports_upward():
     assert upward_imports() == []
+
+
+def test_the_shell_imports_nothing_of_the_product_but_itself():
+    # evaluation/ may import robot/shell/ only because the shell stands on the standard library and draccus.
+    outside = {
+        f"{name} imports {target}"
+        for name, edges in import_graph().items()
+        if _in_shell(name)
+        for target in edges
+        if not _in_shell(target)
+    }
+    assert outside == set()
 
 
 def test_the_checker_catches_an_upward_import(tmp_path, monkeypatch):

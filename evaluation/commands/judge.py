@@ -30,10 +30,9 @@ Overload: after --run.pause_after_overloads (default 20) overloaded replies in a
 across all workers, the run pauses: no new request starts, scored episodes are kept, and the command
 prints the command that resumes the rest.
 
-Flags: `--dry-run` and `--force` are short for `--dry_run=true` and `--run.force=true`; every other
-field takes `--section.field=value` (see below). Exit codes: 0 done, 2 configuration or input error,
-3 some episodes failed, 75 paused because the API is overloaded (resume later with the printed
-command), 130 interrupted (run the same command again to resume).
+`--dry-run` and `--force` are short for `--dry_run=true` and `--run.force=true`. Exit codes: 0 done,
+2 configuration or input error, 3 some episodes failed, 75 paused (API overloaded: resume later with
+the printed command), 130 interrupted (run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ import os
 import sys
 from pathlib import Path
 
-import draccus
 from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
@@ -51,7 +49,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaluation.commands.options import check_config_path, root_cause
+from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError, MissingApiKeyError
 from evaluation.export import export_scores
@@ -110,17 +108,24 @@ class RichProgress:
         self._progress.stop()
 
 
+# Calibration of the judge and its heuristic, rarely changed from the command line: one line each in --help.
+TUNING = {
+    "judge.retry": "how transient API failures are retried",
+    "frames": "how many frames the judge sees, and how repeated samples perturb them",
+    "events": "thresholds for finding events (grasps, releases, motion) in the recorded signals",
+    "motion": "thresholds of the heuristic motion check",
+    "routing": "when an episode goes to human review",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run so101-judge; returns the exit code."""
     argv = [_SHORT_FLAGS.get(a, a) for a in (sys.argv[1:] if argv is None else argv)]
-    if any(a in ("-h", "--help") for a in argv):
-        sys.stdout.write(f"{__doc__}\n")
     logging.basicConfig(
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
     try:
-        check_config_path(argv, EXAMPLE)
-        config = draccus.parse(config_class=JudgeCommandConfig, args=argv)
+        config = parse_options(JudgeCommandConfig, argv, doc=__doc__, example=EXAMPLE, collapsed=TUNING)
         return _run(config, CommandLine(PROGRAM, tuple(argv)))
     except (EvaluationError, DecodingError, ParsingError) as e:
         console.print(f"[red]error:[/red] {escape(str(root_cause(e)))}", highlight=False, soft_wrap=True)

@@ -29,14 +29,13 @@ from __future__ import annotations
 import logging
 import sys
 
-import draccus
 from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from evaluation.commands.options import check_config_path, root_cause
+from evaluation.commands.options import parse_options, root_cause
 from evaluation.errors import EvaluationError
 from evaluation.report.config import ReportCommandConfig
 from evaluation.report.load import load_policy
@@ -55,14 +54,11 @@ console = Console(stderr=False)
 def main(argv: list[str] | None = None) -> int:
     """Run so101-report; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    if any(a in ("-h", "--help") for a in argv):
-        sys.stdout.write(f"{__doc__}\n")
     logging.basicConfig(
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
     try:
-        check_config_path(argv, EXAMPLE)
-        config = draccus.parse(config_class=ReportCommandConfig, args=argv)
+        config = parse_options(ReportCommandConfig, argv, doc=__doc__, example=EXAMPLE)
         return _run(config)
     except (EvaluationError, DecodingError, ParsingError) as e:
         console.print(f"[red]error:[/red] {root_cause(e)}", highlight=False, soft_wrap=True)

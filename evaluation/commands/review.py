@@ -41,13 +41,12 @@ import sys
 import webbrowser
 from pathlib import Path
 
-import draccus
 import yaml
 from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 
-from evaluation.commands.options import check_config_path, root_cause
+from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError
 from evaluation.overrides import OverrideStore
@@ -66,14 +65,11 @@ console = Console(stderr=False)
 def main(argv: list[str] | None = None) -> int:
     """Run so101-review until Ctrl+C; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    if any(a in ("-h", "--help") for a in argv):
-        sys.stdout.write(f"{__doc__}\n")
     logging.basicConfig(
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
     try:
-        check_config_path(argv, EXAMPLE)
-        config = draccus.parse(config_class=ReviewCommandConfig, args=argv)
+        config = parse_options(ReviewCommandConfig, argv, doc=__doc__, example=EXAMPLE)
         return _run(config, argv)
     except (EvaluationError, DecodingError, ParsingError, yaml.YAMLError) as e:
         console.print(f"[red]error:[/red] {root_cause(e)}", highlight=False, soft_wrap=True)

@@ -34,11 +34,9 @@ import socket
 import sys
 from dataclasses import dataclass
 
-import draccus
-from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 
-from robot.cli import UsageError, check_config_file, run_command
+from robot.cli import UsageError, parse_options, run_command
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 
@@ -172,18 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-policy-server: check, announce, then exec LeRobot's policy server."""
     args = sys.argv[1:] if argv is None else argv
     console = Console(stderr=True)
-    if any(arg in ("-h", "--help") for arg in args):
-        sys.stdout.write(f"{__doc__}\n")  # the examples, then draccus lists the options and exits
 
     def body() -> int:
-        check_config_file(args, "so101-policy-server --port=8080")
-        try:
-            config = draccus.parse(PolicyServerConfig, args=args)
-        except (DecodingError, ParsingError) as e:
-            cause: BaseException | None = e
-            while cause is not None and not isinstance(cause, ConfigError):
-                cause = cause.__cause__ or cause.__context__
-            raise cause or ConfigError(str(e).strip().splitlines()[0]) from e
+        config = parse_options(PolicyServerConfig, args, "so101-policy-server --port=8080", doc=__doc__)
         warning = check_exposure(config)
         if warning is not None:
             console.print(warning, style="bold red", highlight=False, soft_wrap=True)

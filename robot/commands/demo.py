@@ -22,11 +22,10 @@ Its pieces live in robot/demo/: the options, the folder layout, the step list an
 import sys
 import time
 
-import draccus
 from rich.console import Console
 from rich.panel import Panel
 
-from robot.cli import UsageError, check_config_file
+from robot.cli import UsageError, parse_options
 from robot.demo.config import DemoConfig
 from robot.demo.runner import StepRunner
 from robot.demo.steps import run_steps
@@ -38,16 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     args = sys.argv[1:] if argv is None else argv
     try:
-        check_config_file(args, "so101-demo")
-        config = draccus.parse(DemoConfig, args=args)
+        config = parse_options(DemoConfig, args, "so101-demo", doc=__doc__)
     except UsageError as e:
         console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
         return 2
-    except SystemExit as e:
-        if isinstance(e.code, str):
-            console.print(f"[bold red]error:[/] {e.code}")
-            return 2
-        raise
     start = time.monotonic()
     runner = StepRunner(config, console)
     try:
