@@ -13,13 +13,11 @@ import pytest
 import yaml
 
 from tests.commands_helpers import run, script
+from tests.support.rig_files import RELAXED_CAPTURE  # cameras a busy machine cannot make stale
 
 pytestmark = pytest.mark.slow
 REPO = "test/fold"
 CAMERAS = ["left_wrist", "right_wrist", "overhead"]
-# A busy 2-core machine can delay a synthetic camera's render thread past the default 0.25 s stale
-# bound and end a recording; stale detection itself is tested in tests/cameras and tests/robot.
-RELAXED_CAPTURE = {"max_frame_age_s": 1.0}
 
 
 def rig_file(tmp_path: Path, *, width: int = 128, height: int = 96, **camera_faults) -> Path:

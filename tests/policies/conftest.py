@@ -3,11 +3,10 @@
 Both are saved exactly like `lerobot-train` checkpoints (config.json, model.safetensors, processor
 files) for the rig the tests use: cameras left_wrist, right_wrist, overhead at 96x128 and the 12
 bimanual joints (`policies.testing.tiny_policies.TEST_CAMERAS`, `robot.joints.BIMANUAL_KEYS`).
-They are read-only: a test that needs to damage or change one copies it first (`copy_checkpoint`).
+They are read-only: a test that needs to damage or change one copies it first
+(`tests.support.checkpoints.copy_checkpoint`).
 """
 
-import shutil
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -22,9 +21,7 @@ from policies.testing.tiny_policies import (
     write_tiny_smolvla,
     write_tiny_vlm,
 )
-
-TINY_ACT_CHUNK = 10  # actions per chunk of `tiny_act_dir`
-TINY_SMOLVLA_CHUNK = 50  # actions per chunk of `tiny_smolvla_dir`
+from tests.support.checkpoints import TINY_ACT_CHUNK, TINY_SMOLVLA_CHUNK
 
 
 @pytest.fixture(scope="session")
@@ -47,12 +44,6 @@ def tiny_smolvla_dir(tmp_path_factory: pytest.TempPathFactory, tiny_vlm_dir: Pat
     )
 
 
-def copy_checkpoint(source: Path, destination: Path) -> Path:
-    """A private copy of a session checkpoint that a test may modify."""
-    shutil.copytree(source, destination)
-    return destination
-
-
 @pytest.fixture
 def make_input() -> Callable[..., PolicyInput]:
     """`make(seed=0, cameras=TEST_CAMERAS, task=...)`: a PolicyInput with random joints and frames."""
@@ -64,10 +55,3 @@ def make_input() -> Callable[..., PolicyInput]:
         return PolicyInput(state=state, images=images, task=task, time_s=0.0)
 
     return make
-
-
-def synthetic_input(step: int) -> PolicyInput:
-    """Random frames and a ramp of joints for step `step`, stamped now."""
-    rng = np.random.default_rng(step)
-    images = {name: rng.integers(0, 255, (h, w, 3), dtype=np.uint8) for name, h, w in TEST_CAMERAS}
-    return PolicyInput(np.linspace(-20, 20, 12, dtype=np.float32) + step, images, "Fold the cloth", time.monotonic())

@@ -17,7 +17,7 @@ from policies.testing.tiny_policies import SINGLE_ARM_KEYS, TEST_CAMERAS, write_
 from robot.cli import parse_command
 from robot.config import RigConfig
 from robot.joints import BIMANUAL_KEYS
-from tests.policies.conftest import copy_checkpoint
+from tests.support.checkpoints import copy_checkpoint
 
 RIG = RigSpec(cameras={name: (height, width) for name, height, width in TEST_CAMERAS})
 

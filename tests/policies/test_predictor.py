@@ -11,7 +11,7 @@ from policies.engine import PolicyInput
 from policies.errors import InferenceError, NonFiniteActionError
 from policies.predictor import LeRobotPredictor, default_num_threads
 from policies.testing.tiny_policies import TEST_CAMERAS, write_tiny_smolvla
-from tests.policies.conftest import copy_checkpoint
+from tests.support.checkpoints import copy_checkpoint
 
 RIG = RigSpec(cameras={name: (height, width) for name, height, width in TEST_CAMERAS})
 UNNORMALIZER = "policy_postprocessor_step_0_unnormalizer_processor.safetensors"

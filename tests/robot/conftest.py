@@ -10,7 +10,7 @@ from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
-from tests.virtual.conftest import FakeClock
+from tests.support.clocks import FakeClock
 
 RIG_ID = "test_rig"
 

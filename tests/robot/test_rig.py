@@ -280,7 +280,8 @@ def test_observations_carry_one_timestamped_frame_per_camera(camera_rig):
         frame = obs.frames.frames["overhead"]
         assert frame.image.shape == (120, 160, 3)
         # Stamped on the monotonic clock at capture; the skew and ages reported are those of the frames
-        # picked (how close they come is the machine's on real threads: tests/cameras on a manual clock).
+        # picked (how close they come is the machine's on real threads: tests/robot/cameras on a manual
+        # clock).
         captures = [f.capture_time_s for f in obs.frames.frames.values()]
         assert max(captures) <= time.monotonic()
         assert obs.frames.skew_s == pytest.approx(max(captures) - min(captures))

@@ -66,7 +66,7 @@ class WriterDouble:
 
 # These tests are about the session's state machine: a render thread that a busy machine starves for a
 # quarter second is not what they test, so a frame may be 2 s old before a read refuses it (the 0.25 s
-# default and its error are tests/cameras').
+# default and its error are tests/robot/cameras').
 PATIENT = CaptureConfig(max_frame_age_s=2.0)
 CAMERAS = tuple(
     VirtualCameraConfig(name, view, width=96, height=72, phase_s=phase, seed=i, capture=PATIENT)

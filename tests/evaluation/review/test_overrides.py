@@ -17,7 +17,7 @@ from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.store_schema import SCHEMA_VERSION
 from tests.evaluation.judge.judge_testkit import judge_config
-from tests.evaluation.review.conftest import judge_tables
+from tests.support.judged_store import judge_tables
 
 DATASET = "fold_virtual"
 

@@ -11,7 +11,7 @@ from evaluation.currency import episodes_now
 from evaluation.episode_source import open_dataset
 from evaluation.overrides import REVIEW_SCHEMA_VERSION, OverrideStore, effective_scores, overrides_of
 from evaluation.store import EvaluationStore
-from tests.evaluation.review.conftest import judge_tables
+from tests.support.judged_store import judge_tables
 
 DATASET = "fold_virtual"
 

@@ -12,7 +12,8 @@ from evaluation.overrides import effective_scores, overrides_of
 from evaluation.review.catalog import audit_sample
 from evaluation.review.config import AuditConfig
 from evaluation.store import EvaluationStore
-from tests.evaluation.review.conftest import ROUTED, judge_tables, serving
+from tests.support.judged_store import ROUTED, judge_tables
+from tests.support.review_server import serving
 
 DATASET = "fold_virtual"
 

@@ -19,7 +19,9 @@ from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore
 from evaluation.testing.synthetic_dataset import decode_code
 from evaluation.vocabulary import VIEWS
-from tests.evaluation.review.conftest import PageProblems, judge_tables, serving
+from tests.support.judged_store import judge_tables
+from tests.support.review_pages import PageProblems
+from tests.support.review_server import serving
 
 EPISODE = 3  # starts 9 s into the shared MP4 files: the players must honour the offset
 TIMEOUT_MS = 60_000  # generous: a loaded CI machine decodes slowly

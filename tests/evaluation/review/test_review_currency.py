@@ -14,8 +14,8 @@ from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from evaluation.testing.synthetic_dataset import Scenario
-from tests.evaluation.review.conftest import serving
 from tests.evaluation.review.currency_testkit import judge, rerecord, small_dataset
+from tests.support.review_server import serving
 
 JUDGED = {0: (1, 1, 1), 1: (0, 0, 0), 2: (1, 1, 0)}  # what the judge answers for the first recording
 REJUDGED_1 = (0.5, 0, 0)  # and for episode 1 once it is recorded again

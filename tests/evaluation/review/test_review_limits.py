@@ -12,7 +12,8 @@ import httpx
 from evaluation.overrides import overrides_of
 from evaluation.review.forms import MAX_BODY_BYTES
 from evaluation.store import EvaluationStore
-from tests.evaluation.review.conftest import judge_tables, serving
+from tests.support.judged_store import judge_tables
+from tests.support.review_server import serving
 
 DATASET = "fold_virtual"
 SOCKET_TIMEOUT_S = 60.0  # a server that waited for the rest of a body would make recv time out

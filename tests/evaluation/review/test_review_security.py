@@ -14,7 +14,8 @@ from playwright.sync_api import Browser
 
 from evaluation.overrides import OverrideStore, overrides_of
 from evaluation.store import CallRecord, EvaluationStore
-from tests.evaluation.review.conftest import PageProblems, serving
+from tests.support.review_pages import PageProblems
+from tests.support.review_server import serving
 
 VIDEO = "videos/observation.images.overhead/chunk-000/file-000.mp4"
 TOKEN = "s3cret-token-for-tests-0123456789"

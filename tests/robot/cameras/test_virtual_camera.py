@@ -12,7 +12,7 @@ from robot.cameras.virtual.camera import VirtualCamera, VirtualFrameSource
 from robot.cameras.virtual.joint_sources import constant_source, ready_pose
 from robot.cameras.virtual.scene import VirtualScene
 from robot.cameras.virtual.schedule import FrameSchedule
-from tests.cameras.camera_test_support import MakeCameras, ManualClock, run_until, virtual_config
+from tests.robot.cameras.camera_test_support import MakeCameras, ManualClock, run_until, virtual_config
 
 T = 1 / 30
 

@@ -7,7 +7,7 @@ import pytest
 from robot.feetech.sts3215 import ErrorBit, decode_sign_magnitude
 from robot.virtual.physics import JointModel
 from robot.virtual.protocol import Instruction
-from tests.virtual.helpers import read, transact, write
+from tests.robot.virtual.helpers import read, transact, write
 
 BUS = "right_follower"
 TORQUE, GOAL, GOAL_SPEED, PRESENT, LOAD, TEMP, STATUS, LOCK = 40, 42, 46, 56, 60, 63, 65, 55

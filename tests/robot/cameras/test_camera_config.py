@@ -15,7 +15,7 @@ from robot.cameras.factory import make_camera, make_cameras
 from robot.cameras.opencv_camera import OpenCVCamera
 from robot.cameras.virtual.camera import VirtualCamera
 from robot.cameras.virtual.joint_sources import constant_source
-from tests.cameras.camera_test_support import virtual_config
+from tests.robot.cameras.camera_test_support import virtual_config
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from robot.feetech.sts3215 import (
     encode_sign_magnitude,
 )
 from robot.virtual.protocol import BROADCAST_ID, Instruction
-from tests.virtual.helpers import read, transact, write
+from tests.robot.virtual.helpers import read, transact, write
 
 BUS = "left_follower"
 LOCK, TORQUE, HOMING, ID, BAUD, MIN_LIMIT, GOAL, PRESENT = 55, 40, 31, 5, 6, 9, 42, 56

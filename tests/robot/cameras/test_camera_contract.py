@@ -1,7 +1,7 @@
 """The `Camera` contract, one suite for every implementation: virtual always, OpenCV on hardware.
 
 Run the hardware half with a camera attached:
-    SO101_TEST_CAMERA=/dev/video0 .venv/bin/pytest tests/cameras -m hardware
+    SO101_TEST_CAMERA=/dev/video0 .venv/bin/pytest tests/robot/cameras -m hardware
 """
 
 import itertools
@@ -19,7 +19,7 @@ from robot.cameras.opencv_camera import OpenCVCamera
 from robot.cameras.virtual.camera import VirtualCamera
 from robot.cameras.virtual.joint_sources import constant_source
 from robot.cameras.virtual.scene import VirtualScene
-from tests.cameras.camera_test_support import virtual_config
+from tests.robot.cameras.camera_test_support import virtual_config
 
 
 def _virtual() -> Camera:

@@ -2,19 +2,7 @@ import pytest
 
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.rig_model import VirtualRigModel
-
-
-class FakeClock:
-    """A clock the test moves by hand, so physics is exact and repeatable."""
-
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
+from tests.support.clocks import FakeClock
 
 
 @pytest.fixture

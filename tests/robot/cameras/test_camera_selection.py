@@ -9,7 +9,7 @@ from robot.cameras.errors import CameraConfigError, CameraStaleError
 from robot.cameras.selection import nearest_frame, select_latest, select_min_skew, select_nearest
 from robot.cameras.sync import SyncConfig, SyncReader
 from robot.cameras.virtual.schedule import FrameSchedule
-from tests.cameras.camera_test_support import ScriptedCamera, frame
+from tests.robot.cameras.camera_test_support import ScriptedCamera, frame
 
 T = 1 / 30
 MS = 1e-3

@@ -9,7 +9,7 @@ from robot.cameras.config import VirtualCameraConfig
 from robot.cameras.virtual.camera import VirtualCamera
 from robot.cameras.virtual.joint_sources import constant_source
 from robot.cameras.virtual.scene import VirtualScene
-from tests.cameras.camera_test_support import MakeCameras, ManualClock
+from tests.robot.cameras.camera_test_support import MakeCameras, ManualClock
 
 
 @pytest.fixture

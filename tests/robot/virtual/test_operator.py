@@ -6,7 +6,7 @@ from robot.joints import JOINT_NAMES
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.protocol import Instruction
 from robot.virtual.rig_model import VirtualRigModel
-from tests.virtual.helpers import read, transact, write
+from tests.robot.virtual.helpers import read, transact, write
 
 
 def fraction(model, arm, joint):

@@ -7,7 +7,7 @@ import pytest
 from robot.feetech.sts3215 import ErrorBit
 from robot.virtual.faults import ScenarioError, load_scenario, rule_from_dict
 from robot.virtual.protocol import BROADCAST_ID, Instruction, checksum
-from tests.virtual.helpers import read, transact
+from tests.robot.virtual.helpers import read, transact
 
 BUS = "left_follower"
 SYNC_PRESENT = bytes([56, 2, 1, 2, 3, 4, 5, 6])
@@ -104,7 +104,7 @@ def test_hangup_marks_the_bus(model):
 
 
 def test_scenario_files_in_the_repo_load(tmp_path):
-    folder = Path(__file__).resolve().parents[2] / "hardware_configs" / "scenarios"
+    folder = Path(__file__).resolve().parents[3] / "hardware_configs" / "scenarios"
     files = sorted(folder.glob("*.yaml"))
     assert files
     for path in files:

@@ -12,7 +12,7 @@ from robot.cameras.errors import CameraStaleError
 from robot.cameras.selection import SelectionStrategy
 from robot.cameras.sync import SyncConfig, SyncReader
 from robot.cameras.virtual.camera import VirtualCamera
-from tests.cameras.camera_test_support import (
+from tests.robot.cameras.camera_test_support import (
     FakeTime,
     MakeCameras,
     ManualClock,
