@@ -96,9 +96,10 @@ def run_ours(
     """
     from rich.console import Console
 
-    from policies.commands.deploy import DeployConfig, PolicyOptions, check_checkpoint, load_predictor
+    from policies.commands.deploy import DeployConfig, check_checkpoint, load_predictor
     from policies.engines.config import EngineConfig, EngineKind
     from policies.engines.factory import make_engine
+    from policies.runner import PolicyOptions
 
     config = rig_config(root, height, width)
     ports = follower_ports(config)

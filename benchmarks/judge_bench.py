@@ -27,7 +27,7 @@ from pathlib import Path
 
 from evaluation.episode_source import open_dataset
 from evaluation.judge.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
-from evaluation.judge.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig, StoreConfig
+from evaluation.judge.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig
 from evaluation.judge.cost import estimate_call
 from evaluation.judge.episode_prep import PreparedEpisode, build_request, evidence_packs, prepare_episode
 from evaluation.judge.evidence import EvidenceImage, EvidencePack, frame_ref
@@ -54,7 +54,7 @@ def _config(root: Path, store: Path, samples: int, concurrency: int) -> JudgeCom
         dataset=DatasetConfig(root=root),
         judge=JudgeModelConfig(samples=samples, retry=RetryPolicy(max_attempts=2, initial_backoff_s=0.01)),
         run=RunConfig(concurrency=concurrency),
-        store=StoreConfig(path=store),
+        store_path=store,
     )
 
 

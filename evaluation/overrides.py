@@ -129,11 +129,11 @@ class OverrideStore:
         self.store = store
         path = Path(store.path)
         if str(path) == ":memory:":
-            raise StoreError("overrides need an evaluation store file, not ':memory:'; pass --store.path=<file>")
+            raise StoreError("overrides need an evaluation store file, not ':memory:'; pass --store_path=<file>")
         try:
             self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30.0)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot open the overrides table in {path}: {e}; check --store.path") from e
+            raise StoreError(f"cannot open the overrides table in {path}: {e}; check --store_path") from e
         try:
             self._conn.row_factory = sqlite3.Row
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -144,7 +144,7 @@ class OverrideStore:
             self._conn.close()
             if isinstance(e, StoreError):
                 raise
-            raise StoreError(f"cannot open the overrides table in {path}: {e}; check --store.path") from e
+            raise StoreError(f"cannot open the overrides table in {path}: {e}; check --store_path") from e
         self._lock = threading.Lock()
 
     def __enter__(self) -> OverrideStore:

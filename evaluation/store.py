@@ -129,7 +129,7 @@ class EvaluationStore:
                 conn.close()
             if isinstance(e, StoreError):
                 raise
-            raise StoreError(f"cannot open the evaluation store {path}: {e}; check the path (--store.path)") from e
+            raise StoreError(f"cannot open the evaluation store {path}: {e}; check the path (--store_path)") from e
 
     def __enter__(self) -> EvaluationStore:
         """Return self."""

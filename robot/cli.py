@@ -32,6 +32,7 @@ from robot.errors import ConfigError, RobotError
 from robot.parse_errors import explain_parse_error, flag_named
 from robot.shell.files import why_unreadable
 from robot.shell.help import command_help, help_requested
+from robot.shell.lists import normalized_lists
 from robot.shell.option_names import unknown_option
 from robot.signals import SignalStop, StopSignals
 
@@ -97,6 +98,7 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
         raise SystemExit(EXIT_DONE)
     if (unknown := unknown_option(config_cls, rest)) is not None:
         raise UsageError(unknown)
+    rest = _lists(config_cls, rest)
     if (what := why_unreadable(path)) is not None:  # before reading: a FIFO would block the read
         raise UsageError(
             f"--config_path={path} {what}. Next: give the rig file's path (hardware_configs/README.md), "
@@ -137,12 +139,21 @@ def parse_options[T](config_cls: type[T], argv: list[str], example: str, *, doc:
     if (unknown := unknown_option(config_cls, argv)) is not None:
         raise UsageError(unknown)
     check_config_file(argv, example)
+    argv = _lists(config_cls, argv)
     try:
         return draccus.parse(config_cls, args=argv)
     except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:
         message = explain_parse_error(e, config_cls)
         flag = flag_named(message, argv)
         raise UsageError(f"the command line ({flag}): {message}" if flag else message) from e
+
+
+def _lists(config_cls: type, argv: list[str]) -> list[str]:
+    """`argv` with every list option in draccus's form (robot/shell/lists.py), or a UsageError naming the option."""
+    try:
+        return normalized_lists(config_cls, argv)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
 
 
 def at_command_fps[T](config: T) -> T:

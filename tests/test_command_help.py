@@ -71,7 +71,7 @@ def test_the_rig_fields_are_one_line_unless_asked_for(script, capsys):
 
 def test_a_section_built_by_its_parent_shows_the_parents_default(capsys):
     # replay builds its engine config with kind=sync; EngineConfig's own default is async.
-    assert "--policy.engine.kind=sync" in _help("so101-replay", capsys)
+    assert "--engine.kind=sync" in _help("so101-replay", capsys)
     assert "--engine.kind=async" in _help("so101-deploy", capsys)
 
 

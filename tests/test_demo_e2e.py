@@ -29,11 +29,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         f"--output_dir={out}",
         "--teleop_s=0",  # tests/teleop covers so101-teleop
         "--lerobot_teleop=false",  # tests/test_commands_e2e.py runs LeRobot's teleoperation on the rig
-        f"--episodes={EPISODES}",
+        f"--num_episodes={EPISODES}",
         "--episode_s=3",
         "--reset_s=0.5",
         "--train_steps=2",
-        f"--rollouts={ROLLOUTS}",
+        f"--num_rollouts={ROLLOUTS}",
         "--rollout_s=2",
         "--camera_width=128",
         "--camera_height=96",

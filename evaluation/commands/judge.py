@@ -141,7 +141,7 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
     if root is None:  # also checked when the configuration is parsed
         raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
     source = open_dataset(root, config.dataset.dataset_id or None)
-    store_path = config.store.path or default_store_path(source.root)
+    store_path = config.store_path or default_store_path(source.root)
     if config.export.only:
         with EvaluationStore(store_path) as store:
             _export(config, store)

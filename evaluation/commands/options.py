@@ -16,6 +16,7 @@ import draccus
 from evaluation.errors import ConfigError, EvaluationError
 from robot.shell.files import config_path_arg, why_unreadable
 from robot.shell.help import command_help, help_requested
+from robot.shell.lists import normalized_lists
 from robot.shell.option_names import unknown_option
 
 EXIT_DONE = 0
@@ -41,6 +42,10 @@ def parse_options[T](
     if (unknown := unknown_option(config_cls, argv)) is not None:
         raise ConfigError(unknown)
     check_config_path(argv, example)
+    try:
+        argv = normalized_lists(config_cls, argv)  # one list syntax: a,b or [a,b]; ranges; `all` episodes
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
     return draccus.parse(config_class=config_cls, args=argv)
 
 

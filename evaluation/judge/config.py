@@ -109,13 +109,6 @@ class RunConfig:
 
 
 @dataclass(frozen=True)
-class StoreConfig:
-    """Where verdicts are stored."""
-
-    path: Path | None = None  # SQLite file; None puts it beside the dataset: <folder>.evaluation.sqlite
-
-
-@dataclass(frozen=True)
 class ExportConfig:
     """Optional exports of the store after the run."""
 
@@ -146,7 +139,8 @@ class JudgeCommandConfig:
     motion: MotionCheckConfig = field(default_factory=MotionCheckConfig)
     routing: RoutingConfig = field(default_factory=RoutingConfig)
     run: RunConfig = field(default_factory=RunConfig)
-    store: StoreConfig = field(default_factory=StoreConfig)
+    # The evaluation store (SQLite) verdicts go to; None puts it beside the dataset: <folder>.evaluation.sqlite
+    store_path: Path | None = None
     export: ExportConfig = field(default_factory=ExportConfig)
     dry: DryRunConfig = field(default_factory=DryRunConfig)
 

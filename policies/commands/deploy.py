@@ -30,6 +30,7 @@ from policies.engines.factory import make_engine
 from policies.engines.remote import RemoteEngineConfig
 from policies.errors import InferenceError, PolicyError
 from policies.rollout import RolloutSource
+from policies.runner import CheckedPolicy, PolicyOptions, PolicyRunner
 from policies.source import PolicySource, policy_input
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
@@ -46,21 +47,6 @@ from teleop.quality import GateAction, QualityGates
 from teleop.session import RecordingSession, SessionConfig
 from teleop.session_run import run_session
 from teleop.status_line import StatusLine
-
-
-@dataclass(frozen=True)
-class PolicyOptions:
-    """Which checkpoint runs, where, and how the rig's names map onto it."""
-
-    path: str = ""  # checkpoint directory (lerobot-train's .../pretrained_model); a hub id: `hf download` it first
-    revision: str | None = None  # hub branch, tag or commit, put in the `hf download` command a hub id is told
-    device: str = "auto"  # auto, cuda, cuda:<n>, mps or cpu
-    rename_map: str = ""  # rig camera -> checkpoint camera, as JSON/YAML, e.g. '{"overhead": "top"}'
-    # SmolVLA offline: a local folder with the VLM's config, processor and tokenizer files
-    vlm_model_name: str | None = None
-    # Comma-separated processor steps to load beyond LeRobot's ACT/SmolVLA ones (a step's module.Class,
-    # whose code then runs here, or registry_name); only for checkpoints you trust
-    trust_processor_classes: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,45 +97,26 @@ class _NoWriter:
         return None
 
 
-def check_checkpoint(config: DeployConfig, console: Console) -> tuple[Any, Any] | None:
-    """Read the checkpoint and check it against the rig (no weights yet); None for remote.
-
-    Returns:
-        (checkpoint, contract) for `load_predictor`.
-    """
+def check_checkpoint(config: DeployConfig, console: Console) -> CheckedPolicy | None:
+    """Read the checkpoint and check it against the rig (no weights yet); None for remote."""
     if config.engine.kind is EngineKind.REMOTE:
         return None
-    from policies.checkpoint import CheckpointSource, read_checkpoint
-    from policies.contract import RigSpec, check_contract, parse_rename_map
-    from policies.processor_allowlist import trusted_names
+    from policies.contract import RigSpec
 
-    trusted = trusted_names(config.policy.trust_processor_classes)
-    source = CheckpointSource(config.policy.path, config.policy.revision, config.policy.vlm_model_name, trusted)
-    checkpoint = read_checkpoint(source)
-    contract = check_contract(
-        checkpoint.features, RigSpec.from_rig_config(config.rig), parse_rename_map(config.policy.rename_map)
-    )
-    features = checkpoint.features
-    console.print(
-        f"checkpoint {config.policy.path}: {features.policy_type}, chunk {features.chunk_size}"
-        f" ({features.n_action_steps} executed), cameras {', '.join(contract.camera_keys.values())} — fits the rig"
-    )
-    for note in contract.notes:
+    checked = PolicyRunner(config.policy).check(RigSpec.from_rig_config(config.rig))
+    console.print(f"checkpoint {config.policy.path}: {checked.describe()} — fits the rig")
+    for note in checked.contract.notes:
         console.print(f"  note: {note}")
-    return checkpoint, contract
+    return checked
 
 
-def load_predictor(config: DeployConfig, checked: tuple[Any, Any] | None, console: Console) -> Any:
+def load_predictor(config: DeployConfig, checked: CheckedPolicy | None, console: Console) -> Any:
     """Load the checked checkpoint's weights and processors; None for remote."""
     if checked is None:
         return None
-    from policies.checkpoint import load_policy
-    from policies.predictor import LeRobotPredictor
-
-    checkpoint, contract = checked
-    loaded = load_policy(checkpoint, config.policy.device)
+    loaded = PolicyRunner(config.policy).load(checked)
     console.print(f"loaded on {loaded.device}")
-    return LeRobotPredictor(loaded, contract)
+    return loaded.predictor
 
 
 def inference_status(source: PolicySource) -> str:

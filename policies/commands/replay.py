@@ -14,7 +14,7 @@ Targets: `dry` (default) arms with no bus: every command goes through the safety
 position normalisation and is logged, nothing is sent; `virtual`: the virtual rig's emulated
 followers (ease-in to each episode's first action, then real time); `live`/`--live`: the arms of the
 rig file, eased in from where they are, `e` e-stops, `q` stops, Ctrl-C stops safely. The report
-(report.html, self-contained, and report.json) goes to --report.dir (default outputs/replay/<dataset>-<time>).
+(report.html, self-contained, and report.json) goes to --report.output_dir (default outputs/replay/<dataset>-<time>).
 
 A dataset that does not fit the rig (one arm, other joint names, another fps) is refused with the
 difference named; --joint_map=left|right|'{json}' and --fps bridge it explicitly.
@@ -33,6 +33,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from policies.engines.config import EngineConfig, EngineKind
 from policies.errors import PolicyError
 from policies.replay.analysis import Thresholds
 from policies.replay.dataset import ReplayDataset, locate, open_dataset
@@ -40,10 +41,11 @@ from policies.replay.errors import ReplayOptionError
 from policies.replay.fit import fit_dataset
 from policies.replay.pacing import Pace
 from policies.replay.plan import ReplayPlan, Target
-from policies.replay.policy import PolicyOptions, open_policy
+from policies.replay.policy import open_policy
 from policies.replay.report import build_report, write_report
 from policies.replay.report_model import Report
 from policies.replay.run import Replayer
+from policies.runner import PolicyOptions
 from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig
 from robot.config_checks import reject_non_finite
@@ -59,14 +61,14 @@ class DatasetSelection:
 
     repo_id: str = ""  # hub id "<user>/<name>" (found under $HF_LEROBOT_HOME, or downloaded when online)
     root: Path | None = None  # the dataset folder on disk (takes precedence over repo_id)
-    episodes: str = "0"  # "0", "0,2,5", "1-3" or "all"
+    episodes: tuple[int, ...] = (0,)  # e.g. 0,2,5, 1-3 or all (robot/shell/lists.py); empty: all
 
 
 @dataclass(frozen=True)
 class ReportOptions:
     """Where the report goes and what it shows."""
 
-    dir: Path | None = None  # default: outputs/replay/<dataset name>-<yyyymmdd-hhmmss>
+    output_dir: Path | None = None  # default: outputs/replay/<dataset name>-<yyyymmdd-hhmmss>
     stills: int = 4  # overhead stills per episode (sketch of the commanded pose beside the recording)
     thresholds: Thresholds = field(default_factory=Thresholds)
 
@@ -85,7 +87,13 @@ class ReplayCommandConfig:
     fps: int | None = None
     # How dataset columns drive rig joints: left, right (a single-arm dataset) or a JSON object.
     joint_map: str = ""
+    # The checkpoint (so101-deploy's options), or --policy.path=recorded: the dataset's own actions through
+    # the engine, a check that should score ~0 error. Empty: replay the actions.
     policy: PolicyOptions = field(default_factory=PolicyOptions)
+    # The inference engine: sync by default (works at either pace; so101-deploy defaults to async)
+    engine: EngineConfig = field(default_factory=lambda: EngineConfig(kind=EngineKind.SYNC))
+    # Task text given to the policy; empty: each episode's recorded task
+    task: str = ""
     report: ReportOptions = field(default_factory=ReportOptions)
 
     def __post_init__(self) -> None:
@@ -108,25 +116,14 @@ class ReplayCommandConfig:
         return Pace(self.pace)
 
 
-def parse_episodes(text: str, dataset: ReplayDataset) -> tuple[int, ...]:
-    """Episode indices from "0", "0,2,5", "1-3" or "all".
+def chosen_episodes(chosen: tuple[int, ...], dataset: ReplayDataset) -> tuple[int, ...]:
+    """The episodes to replay: `chosen` in order, without repeats; every episode when empty (`all`).
 
     Raises:
-        ReplayOptionError: a malformed list, or an episode the dataset does not hold.
+        ReplayOptionError: an episode the dataset does not hold (naming the range it has).
     """
-    available = [e.index for e in dataset.episodes]
-    if text.strip() == "all":
-        return tuple(available)
-    chosen: list[int] = []
-    try:
-        for part in text.split(","):
-            if "-" in part.strip()[1:]:
-                first, last = part.split("-", 1)
-                chosen.extend(range(int(first), int(last) + 1))
-            else:
-                chosen.append(int(part))
-    except ValueError:
-        raise ReplayOptionError(f"dataset.episodes={text!r}: expected e.g. 0, 0,2,5, 1-3 or all") from None
+    if not chosen:
+        return tuple(e.index for e in dataset.episodes)
     for index in chosen:
         dataset.episode(index)  # names the range when missing
     return tuple(dict.fromkeys(chosen))
@@ -209,12 +206,12 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
         )
     folder = locate(config.dataset.repo_id or None, config.dataset.root)
     dataset = open_dataset(folder, config.dataset.repo_id or None)
-    episodes = parse_episodes(config.dataset.episodes, dataset)
+    episodes = chosen_episodes(config.dataset.episodes, dataset)
     fit = fit_dataset(dataset, joint_map=config.joint_map, rig_fps=config.rig.fps, fps=config.fps)
     plan = ReplayPlan(dataset, fit, episodes, target, pace, config.rig)
     policy = None
-    if config.policy.enabled:
-        policy = open_policy(config.policy, dataset.cameras, fps=fit.fps, realtime=pace is Pace.REALTIME)
+    if config.policy.given:
+        policy = open_policy(config.policy, config.engine, dataset.cameras, fps=fit.fps, realtime=pace is Pace.REALTIME)
         console.print(f"policy: {policy.description}")
         for note in policy.notes:
             console.print(f"[yellow]{note}")
@@ -224,13 +221,13 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
         f"replaying {len(episodes)} episode(s) of {dataset.root} on {target} arms at {fit.fps:g} fps ({pace} pace)"
         + (f"; held joints: {', '.join(fit.held)}" if fit.held else "")
     )
-    run = Replayer(plan, policy, task=config.policy.task, prime=config.policy.engine.prime,
+    run = Replayer(plan, policy, task=config.task, prime=config.engine.prime,
                    on_event=console.print, stops=stops).run()  # fmt: skip
     command = "so101-replay " + " ".join(shlex.quote(a) for a in args)
     with stops.finishing():  # a stop signal lets the report be written; a second one exits without it
         report = build_report(run, config.report.thresholds, stills=config.report.stills, command=command)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = config.report.dir or REPO_ROOT / "outputs" / "replay" / f"{dataset.root.name}-{stamp}"
+        out = config.report.output_dir or REPO_ROOT / "outputs" / "replay" / f"{dataset.root.name}-{stamp}"
         html_path, json_path = write_report(report, Path(out))
     console.print(summary_table(report))
     for line in first_findings(report):

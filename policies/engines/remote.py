@@ -49,8 +49,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from policies.engine import EngineAction, EngineStats, PolicyInput
+from policies.engines.blend import BlendMode
 from policies.engines.remote_client import NoChunkError, PolicyServerClient, ServerUnreachableError
-from policies.engines.remote_queue import Overlap, TickQueue
+from policies.engines.remote_queue import TickQueue
 from policies.engines.remote_wire import (
     SUPPORTED_POLICY_TYPES,
     CameraShape,
@@ -84,7 +85,7 @@ class RemoteEngineConfig:
     policy_device: str = "cuda"  # where the server runs the policy: cuda | mps | cpu
     actions_per_chunk: int = 50  # actions the server returns per chunk (at most the checkpoint's chunk size)
     refill_threshold: int | None = None  # request the next chunk at this many queued actions or fewer; None: auto
-    overlap: Overlap = Overlap.CROSSFADE  # how a new chunk meets queued actions for the same ticks
+    blend: BlendMode = BlendMode.CROSSFADE  # how a new chunk takes over queued actions for the same ticks
     rename_map: dict[str, str] = field(default_factory=dict)  # observation key renames done on the server
     connect_timeout_s: float = 5.0  # longest wait for the server to answer at all, seconds
     setup_timeout_s: float = 300.0  # longest wait for the server to load the policy (download included), seconds
@@ -142,7 +143,7 @@ class RemoteEngine:
         self.config = config
         self.cameras = tuple(cameras)
         self.fps = fps
-        self._queue = TickQueue(config.overlap)
+        self._queue = TickQueue(config.blend)
         self._lock = threading.Lock()
         self._want = threading.Event()
         self._closing = threading.Event()

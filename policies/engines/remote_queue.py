@@ -15,16 +15,10 @@ engine guards it with its lock.
 """
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
-
-class Overlap(StrEnum):
-    """How a new chunk meets queued actions for the same ticks."""
-
-    CROSSFADE = "crossfade"  # linear blend from the old plan to the new one over the overlap
-    REPLACE = "replace"  # the new chunk wins outright
+from policies.engines.blend import BlendMode, crossfade_weights
 
 
 @dataclass(frozen=True)
@@ -37,16 +31,11 @@ class PlannedAction:
     chunk_latency_s: float  # round trip of that chunk: observation sent to actions received
 
 
-def crossfade_weights(overlap: int) -> np.ndarray:
-    """Weights of the new chunk over an overlap of `overlap` ticks: (k + 1) / (overlap + 1)."""
-    return (np.arange(overlap, dtype=np.float32) + 1) / np.float32(overlap + 1)
-
-
 class TickQueue:
     """Planned actions keyed by tick index, served in tick order."""
 
-    def __init__(self, overlap: Overlap = Overlap.CROSSFADE) -> None:
-        self.overlap = overlap
+    def __init__(self, blend: BlendMode = BlendMode.CROSSFADE) -> None:
+        self.blend = blend
         self._planned: dict[int, PlannedAction] = {}
         self.last_served = -1  # the last tick an action was asked for
 
@@ -70,7 +59,7 @@ class TickQueue:
         start = max(first_tick, self.last_served + 1)
         ticks = range(start, first_tick + len(actions))
         overlapping = {tick: k for k, tick in enumerate(t for t in ticks if t in self._planned)}
-        weights = crossfade_weights(len(overlapping)) if self.overlap is Overlap.CROSSFADE else None
+        weights = crossfade_weights(len(overlapping)) if self.blend is BlendMode.CROSSFADE else None
         planned: dict[int, PlannedAction] = {}
         for tick in ticks:
             index = tick - first_tick

@@ -1,6 +1,6 @@
 """The policy of an open-loop dry run: a checkpoint behind the real inference engine, or the recording.
 
-    policy = open_policy(options, dataset, fps=30)     # contract checked against the dataset's cameras
+    policy = open_policy(options, engine, cameras, fps=30, realtime=False)   # contract checked first
     policy.begin_episode(episode_actions)               # between episodes: engine reset
     source = PolicyReplaySource(policy.engine, ...)    # the loop asks the engine every tick
 
@@ -18,7 +18,7 @@ The replay's `PolicyInput.time_s` is the observation's time on the dataset's clo
 from the episode's start), which is how the recorded predictor finds its frame.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,35 +26,9 @@ from policies.engine import InferenceEngine, PolicyInput
 from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.factory import make_engine
 from policies.replay.errors import ReplayOptionError
+from policies.runner import PolicyOptions, PolicyRunner
 
 RECORDED = "recorded"  # --policy.path value that selects the recorded-actions predictor
-
-
-@dataclass(frozen=True)
-class PolicyOptions:
-    """Which policy a dry run feeds the recorded observations to."""
-
-    # A checkpoint folder (as lerobot-train writes it; `hf download` a hub id first), or "recorded" (the
-    # dataset's own actions: a sanity check that should score ~0 error). Empty: replay the actions.
-    path: str = ""
-    # Where the policy runs: auto, cuda, mps or cpu.
-    device: str = "auto"
-    # Dataset camera name -> checkpoint camera name, e.g. '{"overhead": "top"}' (LeRobot's rename_map).
-    rename_map: str = ""
-    # SmolVLA only: a local folder with the VLM's config and tokenizer, replacing the checkpoint's hub id.
-    vlm_model_name: str | None = None
-    # Comma-separated processor steps to load beyond LeRobot's ACT/SmolVLA ones (a step's module.Class,
-    # whose code then runs here, or registry_name); only for checkpoints you trust.
-    trust_processor_classes: str = ""
-    # Task text given to the policy; empty: each episode's recorded task.
-    task: str = ""
-    # The inference engine (sync by default: works at either pace).
-    engine: EngineConfig = field(default_factory=lambda: EngineConfig(kind=EngineKind.SYNC))
-
-    @property
-    def enabled(self) -> bool:
-        """Whether this is a policy run (else the recorded actions are replayed)."""
-        return bool(self.path.strip())
 
 
 class RecordedActionPredictor:
@@ -105,12 +79,13 @@ class ReplayPolicy:
 
 
 def open_policy(
-    options: PolicyOptions, cameras: dict[str, tuple[int, int]], *, fps: float, realtime: bool
+    options: PolicyOptions, engine: EngineConfig, cameras: dict[str, tuple[int, int]], *, fps: float, realtime: bool
 ) -> ReplayPolicy:
     """Build the engine and predictor for a dry run (the contract is checked before weights load).
 
     Args:
-        options: the policy options.
+        options: the policy options (so101-deploy's: the same PolicyRunner reads, checks and loads).
+        engine: the engine options.
         cameras: the dataset's cameras, name -> (height, width): what the policy will be shown.
         fps: the replay rate.
         realtime: whether the loop runs at real-time pace (engines other than sync need it).
@@ -119,32 +94,25 @@ def open_policy(
         ReplayOptionError: an engine that needs real time at fast pace, or the remote engine.
         CheckpointError, ContractError, DeviceError: from loading the checkpoint.
     """
-    kind = options.engine.kind
+    kind = engine.kind
     if kind is EngineKind.REMOTE:
         raise ReplayOptionError("engine.kind=remote is not available in a dry run; use sync, async, rtc or ensemble")
     if kind is not EngineKind.SYNC and not realtime:
         raise ReplayOptionError(
             f"engine.kind={kind} overlaps inference with the ticks, so it needs real-time pacing. Next: add"
-            " --pace=realtime, or use --policy.engine.kind=sync (fast pacing computes each chunk in line)"
+            " --pace=realtime, or use --engine.kind=sync (fast pacing computes each chunk in line)"
         )
     if options.path.strip() == RECORDED:
         predictor = RecordedActionPredictor(fps)
-        choice = make_engine(options.engine, predictor, fps=fps)
+        choice = make_engine(engine, predictor, fps=fps)
         return ReplayPolicy(choice.engine, f"the recorded actions ({choice.kind} engine)", str(choice.kind),
                             (choice.notice,) if choice.notice else (), recorded=predictor)  # fmt: skip
-    from policies.checkpoint import CheckpointSource, load_policy, read_checkpoint
-    from policies.contract import RigSpec, check_contract, parse_rename_map
-    from policies.predictor import LeRobotPredictor
-    from policies.processor_allowlist import trusted_names
+    from policies.contract import RigSpec
 
-    trusted = trusted_names(options.trust_processor_classes)
-    checkpoint = read_checkpoint(
-        CheckpointSource(options.path, vlm_model_name=options.vlm_model_name, trust_processor_classes=trusted)
-    )
-    contract = check_contract(checkpoint.features, RigSpec(cameras=cameras), parse_rename_map(options.rename_map))
-    loaded = load_policy(checkpoint, options.device)
-    predictor = LeRobotPredictor(loaded, contract)
-    choice = make_engine(options.engine, predictor, fps=fps)
+    runner = PolicyRunner(options)
+    checked = runner.check(RigSpec(cameras=cameras))
+    choice = make_engine(engine, runner.load(checked).predictor, fps=fps)
+    contract = checked.contract
     notes = (*contract.notes, *((choice.notice,) if choice.notice else ()))
-    description = f"{checkpoint.features.policy_type} checkpoint {options.path} ({choice.kind} engine)"
+    description = f"{checked.checkpoint.features.policy_type} checkpoint {options.path} ({choice.kind} engine)"
     return ReplayPolicy(choice.engine, description, str(choice.kind), notes)

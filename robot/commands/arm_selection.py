@@ -3,10 +3,11 @@
 from robot.config import RigConfig
 from robot.errors import ConfigError
 from robot.joints import ARM_NAMES, Role
+from robot.shell.lists import split_list
 
 
 def select_arms(rig: RigConfig, arms: str) -> list[str]:
-    """Arm names from `arms` ("all", "followers", "leaders", or comma-separated names), in a fixed order.
+    """Arm names from `arms` ("all", "followers", "leaders", or a list of names: a,b or [a,b]), in a fixed order.
 
     Raises:
         ConfigError: an unknown name, or an arm the rig file has no port for.
@@ -16,7 +17,7 @@ def select_arms(rig: RigConfig, arms: str) -> list[str]:
     groups["leaders"] = tuple(a for a in ARM_NAMES if a.endswith(Role.LEADER))
     if arms in groups:
         return [a for a in groups[arms] if a in present]
-    wanted = [a.strip() for a in arms.split(",") if a.strip()]
+    wanted = split_list(arms)  # the list syntax of every command (robot/shell/lists.py)
     unknown = [a for a in wanted if a not in ARM_NAMES]
     if unknown:
         raise ConfigError(

@@ -1,7 +1,7 @@
 """so101-demo: the whole product on the virtual rig, step by step, with the commands a user would type.
 
     so101-demo                     # or: make demo (about 4 minutes on 2 cores)
-    so101-demo --output_dir=outputs/demo --episodes=3 --episode_s=8 --train_steps=30 --rollouts=2
+    so101-demo --output_dir=outputs/demo --num_episodes=3 --episode_s=8 --train_steps=30 --num_rollouts=2
     so101-demo --teleop_s=0 --lerobot_teleop=false --train_steps=2   # a quick pass through every step
 
 Each step runs a real console script (a child process, exactly as you would type it) against four

@@ -1,7 +1,7 @@
 r"""so101-sim: serve the virtual rig's four arms on pseudo-terminals until Ctrl-C.
 
     so101-sim
-    so101-sim --config_path=hardware_configs/virtual.yaml --rig.virtual.timing=usb --operator=cloth_fold
+    so101-sim --config_path=hardware_configs/virtual.yaml --rig.virtual.timing=usb --virtual_operator=cloth_fold
     so101-sim --json=true      # one JSON line with the ports, for scripts
 
 Other commands pointed at the same rig file use this rig instead of starting their own; so do
@@ -36,21 +36,22 @@ class SimConfig:
 
     rig: RigConfig = field(default_factory=RigConfig)
     # What the scripted operator does at start: idle, or cloth_fold (the demonstration, looped, on the leaders)
-    operator: str = "idle"
+    virtual_operator: str = "idle"
     # Print only the machine-readable READY line (JSON) instead of the table
     json: bool = False
 
     def __post_init__(self) -> None:
-        if self.operator not in OPERATOR_CHOICES:
-            raise ConfigError(f"operator={self.operator!r}: expected one of {', '.join(OPERATOR_CHOICES)}")
+        if self.virtual_operator not in OPERATOR_CHOICES:
+            choices = ", ".join(OPERATOR_CHOICES)
+            raise ConfigError(f"virtual_operator={self.virtual_operator!r}: expected one of {choices}")
 
 
 def _announce(config: SimConfig, console: Console):
     def announce(line: str) -> None:
         message = json.loads(line)
-        if message.get("ready") and config.operator != "idle":
+        if message.get("ready") and config.virtual_operator != "idle":
             with VirtualRigClient(message["control"]) as client:
-                client.play(config.operator, loop=True)
+                client.play(config.virtual_operator, loop=True)
         if config.json:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
@@ -65,8 +66,8 @@ def _announce(config: SimConfig, console: Console):
             table.add_row(arm, port)
         console.print(table)
         console.print(f"control socket: {message['control']}")
-        if config.operator != "idle":
-            console.print(f"scripted operator: playing {config.operator} in a loop")
+        if config.virtual_operator != "idle":
+            console.print(f"scripted operator: playing {config.virtual_operator} in a loop")
         console.print("serving; Ctrl-C to stop")
 
     return announce

@@ -26,7 +26,7 @@ def policy_steps(runner: StepRunner) -> None:
         f"--dataset.repo_id={DEMO_REPO_ID}",
         "--dataset.episodes=0",
         "--report.stills=3",
-        f"--report.dir={paths.replay_report}",
+        f"--report.output_dir={paths.replay_report}",
     )
     runner.say(
         "train a tiny ACT with LeRobot",
@@ -63,7 +63,7 @@ def policy_steps(runner: StepRunner) -> None:
     runner.say(
         "deploy the policy and record the rollouts",
         f"so101-deploy checks the checkpoint's cameras, image sizes and joints against the rig before any "
-        f"weights load, then runs it at 30 Hz for {config.rollouts} rollout(s) of {config.rollout_s:g} s. "
+        f"weights load, then runs it at 30 Hz for {config.num_rollouts} rollout(s) of {config.rollout_s:g} s. "
         "The async engine computes the next chunk while the current one executes, so the loop never waits; "
         "the safety layer is on; every rollout is recorded as an evaluation dataset, with per-tick inference "
         "facts (chunk, latency, queue depth, starved ticks) kept beside it.",
@@ -76,7 +76,7 @@ def policy_steps(runner: StepRunner) -> None:
         f"--dataset.repo_id={EVAL_REPO_ID}",
         f"--dataset.root={paths.rollouts}",
         "--dataset.vcodec=h264",
-        f"--session.num_episodes={config.rollouts}",
+        f"--session.num_episodes={config.num_rollouts}",
         f"--session.episode_s={config.rollout_s}",
         f"--session.reset_s={config.reset_s}",
     )

@@ -103,7 +103,7 @@ def hardware_steps(runner: StepRunner, rig: RunningRig) -> None:
         runner.run("so101-teleop", *runner.rig_args, f"--duration_s={config.teleop_s}")
     runner.say(
         "record demonstrations into a LeRobot dataset",
-        f"{config.episodes} episodes of the cloth fold through so101-record. Each saved episode is "
+        f"{config.num_episodes} episodes of the cloth fold through so101-record. Each saved episode is "
         "durable at once (a crash loses only the episode in progress) and followed by its quality card; "
         "the dataset is what `lerobot-train` reads. Keys work over SSH: →/n next, ←/r re-record, "
         "space pause, q stop.",
@@ -114,7 +114,7 @@ def hardware_steps(runner: StepRunner, rig: RunningRig) -> None:
         f"--dataset.repo_id={DEMO_REPO_ID}",
         f"--dataset.root={paths.demonstrations}",
         "--dataset.vcodec=h264",
-        f"--session.num_episodes={config.episodes}",
+        f"--session.num_episodes={config.num_episodes}",
         f"--session.episode_s={config.episode_s}",
         f"--session.reset_s={config.reset_s}",
     )

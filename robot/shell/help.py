@@ -65,7 +65,7 @@ def _section_rows(cls: type, prefix: str, defaults: object | None, collapsed: Ma
     """One row per leaf option of `cls`, nested sections after the plain options, each under its name.
 
     `defaults`: the section as its parent builds it by default, when it can be built, else None (then
-    each field's own default is shown): replay's `policy.engine.kind` defaults to sync, EngineConfig's to async.
+    each field's own default is shown): replay's `engine.kind` defaults to sync, EngineConfig's to async.
     """
     hints = typing.get_type_hints(cls)
     plain: list[str] = []

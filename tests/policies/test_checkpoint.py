@@ -22,7 +22,7 @@ from policies.predictor import LeRobotPredictor
 from policies.processor_allowlist import trusted_names
 from policies.testing.sentinel_step import RECORD_CALL, RECORDING_STEP, RecordingStep, record_call
 from policies.testing.tiny_policies import TEST_CAMERAS, build_tiny_act, build_tiny_smolvla, save_checkpoint
-from tests.policies.conftest import copy_checkpoint
+from tests.support.checkpoints import copy_checkpoint
 
 RIG = RigSpec(cameras={name: (height, width) for name, height, width in TEST_CAMERAS})
 REAL_VLM = "HuggingFaceTB/SmolVLM2-500M-Video-Instruct"
@@ -364,21 +364,25 @@ def test_so101_deploy_refuses_an_untrusted_step_and_passes_a_trusted_one(tmp_pat
     config = parse_command(DeployConfig, [*args, f"--policy.trust_processor_classes={RECORDING_STEP}"])
     checked = check_checkpoint(config, Console(file=sys.stderr))
     assert checked is not None
-    assert checked[0].source.trust_processor_classes == (RECORDING_STEP,)
+    assert checked.checkpoint.source.trust_processor_classes == (RECORDING_STEP,)
     load_predictor(config, checked, Console(file=sys.stderr))
     assert record.read_text().splitlines() == ["RecordingStep"]
 
 
 def test_so101_replay_passes_the_trust_option(tmp_path, tiny_act_dir):
-    from policies.replay.policy import PolicyOptions, open_policy
+    from policies.engines.config import EngineConfig, EngineKind
+    from policies.replay.policy import open_policy
+    from policies.runner import PolicyOptions
+
+    sync = EngineConfig(kind=EngineKind.SYNC)
 
     directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
     record = tmp_path / "ran.txt"
     add_step(directory, PRE, sentinel(RECORDING_STEP, record))
     with pytest.raises(CheckpointError, match="names class"):
-        open_policy(PolicyOptions(path=str(directory), device="cpu"), RIG.cameras, fps=30.0, realtime=False)
+        open_policy(PolicyOptions(path=str(directory), device="cpu"), sync, RIG.cameras, fps=30.0, realtime=False)
     options = PolicyOptions(path=str(directory), device="cpu", trust_processor_classes=RECORDING_STEP)
-    open_policy(options, RIG.cameras, fps=30.0, realtime=False).close()
+    open_policy(options, sync, RIG.cameras, fps=30.0, realtime=False).close()
     assert record.read_text().splitlines() == ["RecordingStep"]
 
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from policies.engine import PolicyInput
+from policies.engines.blend import BlendMode
 from policies.engines.remote import RemoteEngine, RemoteEngineConfig
-from policies.engines.remote_queue import Overlap
 from policies.engines.remote_wire import (
     rig_lerobot_features,
 )
@@ -26,7 +26,8 @@ from policies.errors import PolicyError, RemotePolicyError
 from policies.testing.tiny_policies import TEST_CAMERAS
 from robot.errors import ConfigError
 from robot.joints import BIMANUAL_KEYS
-from tests.policies.conftest import TINY_ACT_CHUNK, synthetic_input
+from tests.support.checkpoints import TINY_ACT_CHUNK
+from tests.support.policy_inputs import synthetic_input
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_S = 120.0  # importing LeRobot on a busy 2-core machine can take a while
@@ -161,7 +162,7 @@ def test_the_server_command_refuses_a_busy_port_in_one_line(capsys):
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}" in err
     assert "Traceback" not in err
-    assert main(["--port=70000"]) == 1
+    assert main(["--port=70000"]) == 2  # a value no port can have: usage, as in every command
     assert "port=70000" in capsys.readouterr().err
 
 
@@ -294,7 +295,7 @@ def test_lerobots_policy_server_drives_our_control_loop_on_the_virtual_rig(polic
     from policies.source import PolicySource
     from robot.control_loop import ControlLoop
 
-    config = remote_config(policy_server.port, tiny_act_dir, overlap=Overlap.REPLACE)
+    config = remote_config(policy_server.port, tiny_act_dir, blend=BlendMode.REPLACE)
     engine = RemoteEngine(config, TEST_CAMERAS, fps=30.0)
     source = PolicySource(engine, task="Fold the cloth")
     log = StepLog(source, served=60)  # two seconds of actions, six chunks at least

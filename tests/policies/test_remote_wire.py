@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from policies.engine import PolicyInput
-from policies.engines.remote_queue import Overlap, TickQueue, crossfade_weights
+from policies.engines.blend import BlendMode, crossfade_weights
+from policies.engines.remote_queue import TickQueue
 from policies.engines.remote_wire import (
     decode_chunk,
     observation_bytes,
@@ -18,7 +19,7 @@ from policies.engines.remote_wire import (
 from policies.errors import RemotePolicyError
 from policies.testing.tiny_policies import TEST_CAMERAS
 from robot.joints import BIMANUAL_KEYS
-from tests.policies.conftest import synthetic_input
+from tests.support.policy_inputs import synthetic_input
 
 # --- wire format, no server -------------------------------------------------------------------
 
@@ -141,7 +142,7 @@ def test_a_chunk_is_aligned_by_tick_and_what_is_past_is_dropped():
 
 
 def test_crossfade_blends_the_overlap_with_exact_weights_then_takes_the_new_chunk():
-    queue = TickQueue(Overlap.CROSSFADE)
+    queue = TickQueue(BlendMode.CROSSFADE)
     queue.merge(0, chunk(0, 6), chunk_id=0, latency_s=0.0)  # old plan: ticks 0..5 -> 0..5
     queue.take(0)
     queue.take(1)
@@ -154,7 +155,7 @@ def test_crossfade_blends_the_overlap_with_exact_weights_then_takes_the_new_chun
 
 
 def test_replace_takes_the_new_chunk_and_drops_the_old_plan_beyond_it():
-    queue = TickQueue(Overlap.REPLACE)
+    queue = TickQueue(BlendMode.REPLACE)
     queue.merge(0, chunk(0, 10), chunk_id=0, latency_s=0.0)
     queue.take(0)
     queue.merge(0, chunk(100, 4), chunk_id=1, latency_s=0.0)  # shorter: ticks 1..3 only

@@ -16,7 +16,7 @@ from PIL import Image
 
 from evaluation.judge.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
 from evaluation.judge.client import JudgeRequest
-from evaluation.judge.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig, StoreConfig
+from evaluation.judge.config import DatasetConfig, JudgeCommandConfig, JudgeModelConfig, RunConfig
 from evaluation.judge.evidence import EvidenceImage, EvidencePack
 from evaluation.judge.prompt import JudgePrompt, build_prompt
 from evaluation.rubric import Rubric
@@ -39,7 +39,7 @@ def judge_config(
         dataset=DatasetConfig(root=root),
         judge=JudgeModelConfig(samples=samples, retry=FAST_RETRY, request_timeout_s=REQUEST_TIMEOUT_S),
         run=replace(RunConfig(concurrency=concurrency), **run),
-        store=StoreConfig(path=store),
+        store_path=store,
     )
 
 

@@ -101,7 +101,7 @@ def test_a_paused_run_prints_the_resume_command_and_the_resumed_run_judges_only_
 ):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     server.script(*[OVERLOADED] * 20, episode=2)  # the outage starts with episode 2 and ends after 20 replies
-    args = [f"--dataset.root={dataset_root}", f"--store.path={tmp_path / 's.sqlite'}", "--judge.samples=2",
+    args = [f"--dataset.root={dataset_root}", f"--store_path={tmp_path / 's.sqlite'}", "--judge.samples=2",
             "--run.concurrency=1", f"--judge.base_url={server.base_url}", "--judge.retry.max_attempts=25",
             "--judge.retry.initial_backoff_s=0.001", "--judge.retry.max_backoff_s=0.002"]  # fmt: skip
     assert main(args) == EXIT_PAUSED
@@ -131,7 +131,7 @@ def test_a_paused_run_prints_the_resume_command_and_the_resumed_run_judges_only_
 def test_a_paused_forced_run_resumes_only_the_unfinished_episodes(dataset_root, tmp_path, server, capsys, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     server.script(*[OVERLOADED] * 20, episode=3)
-    args = [f"--dataset.root={dataset_root}", f"--store.path={tmp_path / 's.sqlite'}", "--judge.samples=1",
+    args = [f"--dataset.root={dataset_root}", f"--store_path={tmp_path / 's.sqlite'}", "--judge.samples=1",
             "--run.concurrency=1", f"--judge.base_url={server.base_url}", "--judge.retry.max_attempts=25",
             "--judge.retry.initial_backoff_s=0.001", "--judge.retry.max_backoff_s=0.002", "--force"]  # fmt: skip
     assert main(args) == EXIT_PAUSED

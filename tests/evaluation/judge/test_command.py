@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def _args(root: Path, store: Path, *extra: str) -> list[str]:
-    return [f"--dataset.root={root}", f"--store.path={store}", "--judge.retry.initial_backoff_s=0.01", *extra]
+    return [f"--dataset.root={root}", f"--store_path={store}", "--judge.retry.initial_backoff_s=0.01", *extra]
 
 
 def test_help_shows_copy_paste_examples(capsys):
@@ -124,7 +124,7 @@ def test_config_file_plus_dotted_overrides(dataset_root, tmp_path, monkeypatch):
     config = tmp_path / "judge.yaml"
     config.write_text(
         f"dataset:\n  root: {dataset_root}\n  episodes: [0, 1]\nscorer: heuristic\n"
-        f"store:\n  path: {tmp_path / 'from_file.sqlite'}\nrun:\n  tag: from-file\n"
+        f"store_path: {tmp_path / 'from_file.sqlite'}\nrun:\n  tag: from-file\n"
     )
     assert (
         main([f"--config_path={config}", "--run.tag=override", f"--export.parquet_path={tmp_path / 'o.parquet'}"]) == 0

@@ -121,7 +121,7 @@ def test_unknown_price_is_refused_without_the_override_and_accepted_with_it(data
     """Through so101-judge: the refusal is one line ending in a command that, pasted, runs the job."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with FakeMessagesServer() as server:  # answers any model
-        args = [f"--dataset.root={dataset_root}", f"--store.path={tmp_path / 's.sqlite'}", "--judge.samples=1",
+        args = [f"--dataset.root={dataset_root}", f"--store_path={tmp_path / 's.sqlite'}", "--judge.samples=1",
                 "--judge.model=claude-some-future-model", f"--judge.base_url={server.base_url}"]  # fmt: skip
         assert main(args) == EXIT_USAGE
         lines = [line for line in capsys.readouterr().out.splitlines() if "error:" in line]

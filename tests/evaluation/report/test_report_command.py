@@ -132,7 +132,7 @@ def test_judged_by_so101_judge_then_reported(dataset_root, tmp_path, server, cap
     store = tmp_path / "fold.sqlite"
     for episode, scores in enumerate([(1, 1, 0), (0, 0, 0), (0.5, 0.5, 0), (1, 1, 0), (1, 1, 0.5)]):
         server.script(Reply(scores=tuple(zip(("R1", "R2", "R3"), scores, strict=True))), episode=episode)
-    common = [f"--dataset.root={dataset_root}", f"--store.path={store}", "--judge.retry.initial_backoff_s=0.01"]
+    common = [f"--dataset.root={dataset_root}", f"--store_path={store}", "--judge.retry.initial_backoff_s=0.01"]
     assert judge_main([*common, f"--judge.base_url={server.base_url}", "--judge.samples=1", "--run.tag=smolvla"]) == 0
     assert judge_main([*common, "--scorer=heuristic", "--run.tag=motion"]) == 0
     with EvaluationStore(store) as s, OverrideStore(s) as overrides:

@@ -36,7 +36,8 @@ from robot.cli import parse_command
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side, joint_key
 from robot.safety.config import SafetyConfig
 from tests.commands_helpers import run
-from tests.policies.replay.conftest import EPISODE_FRAMES, Recording, edit_column, recorded_actions
+from tests.support.dataset_files import edit_column, recorded_actions
+from tests.support.recordings import EPISODE_FRAMES, Recording
 
 SPIKE_EPISODE, SPIKE_FRAME, SPIKE_JOINT, SPIKE_DEG = 1, 30, "left_shoulder_pan.pos", 150.0
 JSON_DECIMALS_TOLERANCE = 1e-5  # the report rounds trajectories to 5 decimals
@@ -71,7 +72,7 @@ class Replay:
 def replay(recording: Recording, root: Path, out: Path, *args: str, timeout_s: float = 180.0) -> Replay:
     """so101-replay on `root` with the recording's rig, the report in `out`."""
     result = run("so101-replay", f"--config_path={recording.rig_file}", f"--dataset.root={root}",
-                 f"--report.dir={out}", "--report.stills=1", *args, timeout_s=timeout_s)  # fmt: skip
+                 f"--report.output_dir={out}", "--report.stills=1", *args, timeout_s=timeout_s)  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = json.loads((out / "report.json").read_text(), parse_constant=_refuse)
     return Replay(result, report, (out / "report.html").read_text())
@@ -79,7 +80,7 @@ def replay(recording: Recording, root: Path, out: Path, *args: str, timeout_s: f
 
 def replay_here(capsys: pytest.CaptureFixture[str], recording: Recording, root: Path, out: Path, *args: str) -> Replay:
     """The same, through the command's `main(argv)` in this process (what the script runs): no interpreter start."""
-    argv = [f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.dir={out}",
+    argv = [f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.output_dir={out}",
             "--report.stills=1", *args]  # fmt: skip
     code = main(argv)
     captured = capsys.readouterr()

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from policies.commands.replay import main
-from tests.policies.replay.conftest import Recording, edit_info
+from tests.support.dataset_files import edit_info
+from tests.support.recordings import Recording
 
 OVERHEAD_VIDEO = Path("videos/observation.images.overhead/chunk-000/file-000.mp4")
 
@@ -52,7 +53,7 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
 
 
 def refused(capsys: pytest.CaptureFixture[str], recording: Recording, root: Path, out: Path) -> tuple[int, str, str]:
-    code = main([f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.dir={out}"])
+    code = main([f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.output_dir={out}"])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

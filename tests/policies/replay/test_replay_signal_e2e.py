@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.commands_helpers import ForegroundJob, sim_client
-from tests.policies.replay.conftest import EPISODE_FRAMES, Recording, rig_yaml
+from tests.support.recordings import EPISODE_FRAMES, Recording
+from tests.support.rig_files import rig_yaml
 from tests.test_signal_stop_e2e import assert_released_at_rest, followers
 
 pytestmark = pytest.mark.slow
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.slow
 def test_sigterm_mid_replay_writes_the_report_and_rests(tmp_path: Path, recording: Recording):
     rig = rig_yaml(tmp_path)  # a virtual rig of this test's own, served by so101-sim
     args = [f"--config_path={rig}", f"--dataset.root={recording.root}", "--dataset.episodes=0,1",
-            "--target=virtual", f"--report.dir={tmp_path / 'report'}", "--report.stills=0"]  # fmt: skip
+            "--target=virtual", f"--report.output_dir={tmp_path / 'report'}", "--report.stills=0"]  # fmt: skip
     with sim_client(rig) as client:
         start = followers(client)
         with ForegroundJob("so101-replay", *args) as job:

@@ -1,0 +1,100 @@
+"""One way from a checkpoint folder to a predictor, for so101-deploy and so101-replay alike.
+
+    PolicyOptions ──check(rig)──> CheckedPolicy (config and processor files read, contract checked: no weights)
+                  ──load(checked)──> LoadedPredictor (weights on a device, LeRobot's processors, the contract's mapping)
+                  ──policies.engines.factory.make_engine──> the engine the control loop asks each tick
+
+The two steps stay apart so that a checkpoint that does not fit the rig is refused, every difference
+listed, before seconds of weight loading; deploy prints what it checked in between. The heavy
+modules (torch, LeRobot's policies) are imported only when a checkpoint is read: `--help` and a bad
+option answer at once.
+"""
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from policies.checkpoint import Checkpoint
+    from policies.contract import Contract, RigSpec
+    from policies.predictor import LeRobotPredictor
+
+
+@dataclass(frozen=True)
+class PolicyOptions:
+    """Which checkpoint runs, where, and how the rig's names map onto it."""
+
+    path: str = ""  # checkpoint directory (lerobot-train's .../pretrained_model); a hub id: `hf download` it first
+    revision: str | None = None  # hub branch, tag or commit, put in the `hf download` command a hub id is told
+    device: str = "auto"  # auto, cuda, cuda:<n>, mps or cpu
+    rename_map: str = ""  # rig camera -> checkpoint camera, as JSON/YAML, e.g. '{"overhead": "top"}'
+    # SmolVLA offline: a local folder with the VLM's config, processor and tokenizer files
+    vlm_model_name: str | None = None
+    # Comma-separated processor steps to load beyond LeRobot's ACT/SmolVLA ones (a step's module.Class,
+    # whose code then runs here, or registry_name); only for checkpoints you trust
+    trust_processor_classes: str = ""
+
+    @property
+    def given(self) -> bool:
+        """Whether a checkpoint (or replay's `recorded`) was named."""
+        return bool(self.path.strip())
+
+
+@dataclass(frozen=True)
+class CheckedPolicy:
+    """A checkpoint whose files were read and whose features fit the rig; no weights loaded yet."""
+
+    checkpoint: "Checkpoint"
+    contract: "Contract"
+
+    def describe(self) -> str:
+        """One line: the policy type, its chunk, and the cameras it will be shown."""
+        features = self.checkpoint.features
+        return (
+            f"{features.policy_type}, chunk {features.chunk_size} ({features.n_action_steps} executed),"
+            f" cameras {', '.join(self.contract.camera_keys.values())}"
+        )
+
+
+@dataclass(frozen=True)
+class LoadedPredictor:
+    """A checked checkpoint's weights on a device, as the predictor every engine calls."""
+
+    predictor: "LeRobotPredictor"
+    device: Any  # the torch device the weights are on
+
+
+class PolicyRunner:
+    """Reads, checks and loads the checkpoint `options` name (deploy and replay share every step)."""
+
+    def __init__(self, options: PolicyOptions) -> None:
+        self.options = options
+
+    def check(self, rig: "RigSpec") -> CheckedPolicy:
+        """Read the checkpoint's config and processor files and check them against `rig` (no weights).
+
+        Raises:
+            CheckpointError: a file is missing or unreadable, a hub id, or a processor step not trusted.
+            ContractError: the checkpoint's cameras, image sizes, state or action do not fit the rig.
+        """
+        from policies.checkpoint import CheckpointSource, read_checkpoint
+        from policies.contract import check_contract, parse_rename_map
+        from policies.processor_allowlist import trusted_names
+
+        options = self.options
+        trusted = trusted_names(options.trust_processor_classes)
+        checkpoint = read_checkpoint(CheckpointSource(options.path, options.revision, options.vlm_model_name, trusted))
+        contract = check_contract(checkpoint.features, rig, parse_rename_map(options.rename_map))
+        return CheckedPolicy(checkpoint, contract)
+
+    def load(self, checked: CheckedPolicy) -> LoadedPredictor:
+        """Load the checked checkpoint's weights and LeRobot's processors on `options.device`.
+
+        Raises:
+            DeviceError: the device asked for is not available.
+            CheckpointError: the weights or the processors' state do not load.
+        """
+        from policies.checkpoint import load_policy
+        from policies.predictor import LeRobotPredictor
+
+        loaded = load_policy(checked.checkpoint, self.options.device)
+        return LoadedPredictor(LeRobotPredictor(loaded, checked.contract), loaded.device)
