@@ -70,6 +70,7 @@ class ControlLoop:
         realtime_priority: int = 0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        stop_flag: StopFlag | None = None,
     ) -> None:
         self.rig = rig
         self.source = source
@@ -78,7 +79,9 @@ class ControlLoop:
         self.timer = LoopTimer(rig.config.fps, clock=clock, sleep=sleep)
         self.max_stale_s = max_stale_s
         self.realtime_priority = realtime_priority
-        self.stop_event = StopFlag()  # stop() may come from a SIGTERM handler: no lock
+        # stop() may come from a SIGTERM handler: no lock. A hook built before the loop (a recording
+        # session that ends the run after its last save) is given the flag's `set` instead of `stop`.
+        self.stop_event = stop_flag if stop_flag is not None else StopFlag()
         self.missed_reads = 0
         self.steps = 0
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from robot.config import RigConfig
 from robot.feetech.calibration_files import calibration_root
 from robot.virtual.client import VirtualRigClient, VirtualRigControlError
-from robot.virtual.config import default_runtime_dir
+from robot.virtual.config import VirtualOperator, default_runtime_dir
 from robot.virtual.launcher import VirtualRigProcess
 from robot.virtual.precalibrated import write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
@@ -39,6 +39,12 @@ class FoundPorts:
         if self.control is None:
             raise VirtualRigControlError("this rig is not virtual: there is no control socket")
         return VirtualRigClient(self.control)
+
+    def start_operator(self, operator: VirtualOperator) -> None:
+        """On the virtual rig, set its scripted hands going on the leaders (looped); nothing on real arms."""
+        if self.control is not None and operator != VirtualOperator.IDLE:
+            with self.client() as client:
+                client.play(operator, loop=True)
 
 
 def _running(control: Path) -> dict[str, str] | None:

@@ -32,3 +32,7 @@ class LeaderSource:
     def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
         """The leaders' positions (the rig's safety layer ramps to them while a transition lasts)."""
         return observation.leader_action()
+
+    def step_facts(self, step: object) -> dict[str, float]:
+        """No per-frame facts beyond the recording's own (teleop/recording_run.py's RecordedSource)."""
+        return {}

@@ -20,7 +20,9 @@ so101-record does (README, "Stopping"). Judge the rollouts with `so101-judge --d
 """
 
 import sys
+from contextlib import closing
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from rich.console import Console
@@ -34,19 +36,17 @@ from policies.runner import CheckedPolicy, PolicyOptions, PolicyRunner
 from policies.source import PolicySource, policy_input
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
-from robot.control_loop import ControlLoop, Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
-from teleop.commands.record import DatasetConfig, card_table, describe_open, describe_saves
-from teleop.dataset.writer_process import DatasetWriter, WriterSpec
-from teleop.gesture import GestureConfig, GestureDetector
-from teleop.keys import HINTS, KeyReader
+from teleop.dataset_options import DatasetConfig, dataset_writer
+from teleop.gesture import GestureConfig
+from teleop.keys import KeyReader
 from teleop.quality import GateAction, QualityGates
+from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
+from teleop.run_report import card_table, describe_open, describe_saves
 from teleop.session import RecordingSession, SessionConfig
-from teleop.session_run import run_session
-from teleop.status_line import StatusLine
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def inference_status(source: PolicySource) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of so101-deploy."""
+    """Entry point of so101-deploy: parse, check the checkpoint, run the rollouts, report."""
     stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops, a save in progress completes
 
     def body() -> int:
@@ -150,104 +150,65 @@ def main(argv: list[str] | None = None) -> int:
 
 def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     checked = check_checkpoint(config, console)
-    folder = config.dataset.folder()
-    cameras = tuple((c.name, c.height, c.width) for c in config.rig.cameras)
     writer: Any = _NoWriter()
     if config.record:
-        writer = DatasetWriter(
-            WriterSpec(
-                root=folder,
-                repo_id=config.dataset.repo_id,
-                fps=config.rig.fps,
-                cameras=cameras,
-                vcodec=config.dataset.vcodec,
-                resume=config.dataset.resume,
-            )
-        )
+        writer = dataset_writer(config.dataset, config.rig)
         # Before the weights load: the writer process forks while no thread runs yet (see DatasetWriter).
         console.print(describe_open(config.dataset.repo_id, writer.open()))
-    stopped_by = "done"
-    session: RecordingSession | None = None
-    source: PolicySource | None = None
     try:
         predictor = load_predictor(config, checked, console)
         with (
             rig_ports(config.rig) as found,
             stops.rig(BimanualRig(config.rig, found.ports)) as rig,
             KeyReader() as keys,
+            closing(_policy_source(config, predictor, rig, console)) as policy,
         ):
-            warmup = None
-            if config.engine.kind is EngineKind.ENSEMBLE:
-                warmup = policy_input(rig.observe(), config.session.task)
-            choice = make_engine(config.engine, predictor, fps=config.rig.fps, warmup=warmup, remote=config.remote,
-                                 cameras=cameras)  # fmt: skip
-            if choice.notice:
-                console.print(f"[yellow]{choice.notice}")
-            console.print(f"engine: {choice.kind}")
-            # Taking charge, resuming after starving and handing back to a hold ramp (the rig's transitions).
-            policy = source = PolicySource(choice.engine, task=config.session.task, on_transition=rig.begin_transition)
-            rollout = RolloutSource(
-                policy,
-                in_charge=lambda now: session is not None and session.in_progress(now),
-                on_transition=rig.begin_transition,
+            plan = RunPlan(
+                QualityGates(on_fail=GateAction.KEEP),  # a rollout is evidence about the policy: only marked
+                GestureConfig(enabled=False),
+                noun="rollout",
+                failures={InferenceError: POLICY_FAILED},
+                status_extra=lambda: inference_status(policy),
             )
-            status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
-            session = RecordingSession(
-                rig,
-                writer,
-                config.session,
-                # A rollout is evidence about the policy, good or bad: never re-recorded, only marked.
-                QualityGates(on_fail=GateAction.KEEP),
-                GestureDetector(GestureConfig(enabled=False)),
-                keys=keys.poll,
-                engaged=lambda: rollout.engaged,
-                on_card=lambda card: console.print(card_table([card])),
-                on_event=console.print,
-                step_facts=rollout.step_facts,
-            )
-            live = session
-
-            class StatusText:
-                def on_step(self, step: Step) -> None:
-                    status.extra = f"{live.status(step.tick.start_s)}  {inference_status(policy)}"
-
-            loop = ControlLoop(
-                rig, rollout, hooks=[session, StatusText(), status],
-                realtime_priority=config.rig.realtime_priority,
-            )  # fmt: skip
-            session.stop_loop = loop.stop
-            try:
-                policy_failed = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
-                stopped_by = run_session(loop, session, status, {InferenceError: policy_failed}, stops=stops)
-            finally:
-                policy.close()
-            with stops.finishing():
-                session.wait_for_save()
+            rollout_for = partial(_rollout, policy, rig)
+            outcome = RecordingRun(rig, writer, config.session, plan, rollout_for, console, keys).run(stops)
     finally:
         if config.record:
             with stops.finishing():  # a second signal leaves a save in progress to the writer process
                 writer.close()
-    summary = _summary(source)
-    if session is not None:
-        console.print(card_table(session.cards))
-        if session.save_failure is not None and stopped_by == "done":
-            stopped_by = f"the failed save of rollout {session.save_failure.index}"
-    console.print(f"stopped by {stopped_by}; {summary}")
-    if config.record and session is not None:
-        for line in describe_saves(session, writer.report.episodes, folder, noun="rollout"):
+    _report(config, outcome, policy, writer, console)
+    return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
+
+
+POLICY_FAILED = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
+
+
+def _policy_source(config: DeployConfig, predictor: Any, rig: BimanualRig, console: Console) -> PolicySource:
+    """The engine for the checkpoint (or the remote server), as the source that asks it every tick."""
+    warmup = policy_input(rig.observe(), config.session.task) if config.engine.kind is EngineKind.ENSEMBLE else None
+    cameras = tuple((c.name, c.height, c.width) for c in config.rig.cameras)
+    choice = make_engine(config.engine, predictor, fps=config.rig.fps, warmup=warmup, remote=config.remote,
+                         cameras=cameras)  # fmt: skip
+    if choice.notice:
+        console.print(f"[yellow]{choice.notice}")
+    console.print(f"engine: {choice.kind}")
+    # Taking charge, resuming after starving and handing back to a hold ramp (the rig's transitions).
+    return PolicySource(choice.engine, task=config.session.task, on_transition=rig.begin_transition)
+
+
+def _rollout(policy: PolicySource, rig: BimanualRig, session: RecordingSession) -> RolloutSource:
+    """The policy in charge while the session records an episode (or is about to), the arms held between."""
+    return RolloutSource(policy, in_charge=session.in_progress, on_transition=rig.begin_transition)
+
+
+def _report(config: DeployConfig, outcome: RunOutcome, policy: PolicySource, writer: Any, console: Console) -> None:
+    console.print(card_table(outcome.session.cards))
+    console.print(f"stopped by {outcome.reason}; {policy.stats().chunks} chunks; {inference_status(policy)}")
+    if config.record:
+        folder = config.dataset.folder()
+        for line in describe_saves(outcome.session, writer.report.episodes, folder, noun="rollout"):
             console.print(line, markup=False)  # error texts may hold brackets
-        console.print(
-            f"judge them with: so101-judge --dataset.root={folder} --dataset.repo_id={config.dataset.repo_id}"
-        )
-    if session is not None and session.save_failure is not None:
-        return 1  # fewer rollouts saved than asked for (named above)
-    return 0 if stopped_by == "done" or stopped_by.startswith("Ctrl-C") else 1
-
-
-def _summary(source: PolicySource | None) -> str:
-    if source is None:
-        return "the policy never ran"
-    return f"{source.stats().chunks} chunks; {inference_status(source)}"
+        console.print(f"judge them with: so101-judge --dataset.root={folder}")
 
 
 if __name__ == "__main__":

@@ -24,10 +24,8 @@ from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.errors import ConfigError
 from robot.virtual.client import VirtualRigClient
-from robot.virtual.config import default_runtime_dir
+from robot.virtual.config import VirtualOperator, default_runtime_dir
 from robot.virtual.server import serve
-
-OPERATOR_CHOICES = ("idle", "cloth_fold")
 
 
 @dataclass(frozen=True)
@@ -35,21 +33,16 @@ class SimConfig:
     """Options of so101-sim (the rig comes from --config_path)."""
 
     rig: RigConfig = field(default_factory=RigConfig)
-    # What the scripted operator does at start: idle, or cloth_fold (the demonstration, looped, on the leaders)
-    virtual_operator: str = "idle"
+    # What the scripted operator does at start: idle, or the cloth-fold demonstration looped on the leaders
+    virtual_operator: VirtualOperator = VirtualOperator.IDLE
     # Print only the machine-readable READY line (JSON) instead of the table
     json: bool = False
-
-    def __post_init__(self) -> None:
-        if self.virtual_operator not in OPERATOR_CHOICES:
-            choices = ", ".join(OPERATOR_CHOICES)
-            raise ConfigError(f"virtual_operator={self.virtual_operator!r}: expected one of {choices}")
 
 
 def _announce(config: SimConfig, console: Console):
     def announce(line: str) -> None:
         message = json.loads(line)
-        if message.get("ready") and config.virtual_operator != "idle":
+        if message.get("ready") and config.virtual_operator != VirtualOperator.IDLE:
             with VirtualRigClient(message["control"]) as client:
                 client.play(config.virtual_operator, loop=True)
         if config.json:
@@ -66,7 +59,7 @@ def _announce(config: SimConfig, console: Console):
             table.add_row(arm, port)
         console.print(table)
         console.print(f"control socket: {message['control']}")
-        if config.virtual_operator != "idle":
+        if config.virtual_operator != VirtualOperator.IDLE:
             console.print(f"scripted operator: playing {config.virtual_operator} in a loop")
         console.print("serving; Ctrl-C to stop")
 

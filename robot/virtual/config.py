@@ -22,6 +22,13 @@ class TimingMode(StrEnum):
     USB = "usb"
 
 
+class VirtualOperator(StrEnum):
+    """What the virtual rig's scripted hands do on the leaders (`--virtual_operator` of sim, teleop, record)."""
+
+    CLOTH_FOLD = "cloth_fold"  # the cloth-fold demonstration, looped
+    IDLE = "idle"  # nothing: the leaders rest where they are
+
+
 @dataclass(frozen=True)
 class VirtualRigConfig:
     """How the emulated arms behave; part of a rig YAML file's `virtual:` section."""

@@ -19,55 +19,25 @@ The dataset trains with `lerobot-train --dataset.repo_id=me/fold_cloth --dataset
 
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
-from robot.control_loop import ControlLoop, Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
-from teleop.dataset.results import OpenReport
-from teleop.dataset.writer_process import DatasetWriter, WriterSpec
-from teleop.gesture import GestureConfig, GestureDetector
-from teleop.keys import HINTS, KeyReader
+from robot.virtual.config import VirtualOperator
+from teleop.dataset.writer_process import DatasetWriter
+from teleop.dataset_options import DatasetConfig, dataset_writer
+from teleop.gesture import GestureConfig
+from teleop.keys import KeyReader
 from teleop.leader_source import LeaderSource
-from teleop.quality import QualityCard, QualityGates
-from teleop.session import RecordingSession, SessionConfig
-from teleop.session_run import run_session
-from teleop.status_line import StatusLine
-
-CODECS = ("libsvtav1", "h264")
-OPERATOR_CHOICES = ("cloth_fold", "idle")
-
-
-@dataclass(frozen=True)
-class DatasetConfig:
-    """Where and how the dataset is written."""
-
-    repo_id: str = "local/so101_fold"  # LeRobot dataset id, "<user>/<name>"
-    root: Path | None = None  # the dataset folder; default $HF_LEROBOT_HOME/<repo_id>
-    vcodec: str = "libsvtav1"  # video codec: libsvtav1 (LeRobot's default, smaller) or h264 (less CPU)
-    resume: bool = False  # add episodes to an existing dataset (its fps, cameras and features must match)
-    push_to_hub: bool = False  # upload to the Hugging Face Hub when done (needs a login and a network)
-
-    def __post_init__(self) -> None:
-        if self.repo_id.count("/") != 1 or not all(self.repo_id.split("/")):
-            raise ConfigError(f"dataset.repo_id={self.repo_id!r}: expected '<user>/<name>', e.g. me/fold_cloth")
-        if self.vcodec not in CODECS:
-            raise ConfigError(f"dataset.vcodec={self.vcodec!r}: expected one of {', '.join(CODECS)}")
-
-    def folder(self) -> Path:
-        """The dataset's folder on disk."""
-        if self.root is not None:
-            return Path(self.root)
-        from lerobot.utils.constants import HF_LEROBOT_HOME
-
-        return HF_LEROBOT_HOME / self.repo_id
+from teleop.quality import QualityGates
+from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
+from teleop.run_report import card_table, describe_open, describe_saves
+from teleop.session import SessionConfig
 
 
 @dataclass(frozen=True)
@@ -81,145 +51,56 @@ class RecordConfig:
     gesture: GestureConfig = field(default_factory=GestureConfig)
     # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
     fps: int | None = None
-    # Virtual rig only: what the scripted operator's hands do on the leaders (cloth_fold or idle)
-    virtual_operator: str = "cloth_fold"
+    # Virtual rig only: what the scripted operator's hands do on the leaders
+    virtual_operator: VirtualOperator = VirtualOperator.CLOTH_FOLD
 
     def __post_init__(self) -> None:
-        if self.virtual_operator not in OPERATOR_CHOICES:
-            raise ConfigError(f"virtual_operator={self.virtual_operator!r}: expected one of {OPERATOR_CHOICES}")
         if not self.rig.cameras:
             raise ConfigError("the rig file has no cameras: a dataset needs left_wrist, right_wrist and overhead")
 
 
-def describe_open(repo_id: str, report: OpenReport) -> str:
-    """One line on what opening the dataset found (and repaired)."""
-    if report.created:
-        line = f"new dataset {repo_id} at {report.root}"
-    else:
-        line = f"dataset {repo_id} at {report.root}: {report.episodes} episodes ({report.frames} frames) so far"
-    repair = report.repair
-    if repair.rolled_back_episode is not None:
-        line += f"; an interrupted save of episode {repair.rolled_back_episode} was rolled back"
-    if repair.removed:
-        line += f"; removed {len(repair.removed)} leftover file(s) of an interrupted run"
-    return line
-
-
-def describe_saves(session: RecordingSession, before: int, folder: Path, noun: str = "episode") -> list[str]:
-    """The summary's lines on what this run saved: each episode not saved, then the durable count.
-
-    `before`: episodes the dataset held when it was opened (a resumed one's). The count is that of
-    saves that returned, so `before` + it is what LeRobotDataset loads from `folder`.
-    """
-    lines = [f"{noun} {unsaved.index} is NOT saved: {unsaved.reason}" for unsaved in session.unsaved]
-    line = f"{session.recorded} {noun}(s) saved to {folder} in this run"
-    if before:
-        line += f"; with the {before} from before, the dataset holds {before + session.recorded}"
-    return [*lines, line]
-
-
-def card_table(cards: list[QualityCard]) -> Table:
-    """The quality cards as a table."""
-    table = Table(title="episode quality")
-    columns = ("ep", "frames", "Hz", "jitter p99 ms", "skew p99 ms", "lost", "idle", "limits", "°C", "verdict")
-    for column in columns:
-        table.add_column(column)
-    for c in cards:
-        dropped = sum(c.dropped_frames.values()) + c.writer_dropped
-        verdict = c.verdict if not c.failed_gates else f"{c.verdict}: {'; '.join(c.failed_gates)}"
-        table.add_row(
-            str(c.episode),
-            str(c.frames),
-            f"{c.achieved_fps:.2f}",
-            f"{c.period_error_p99_ms:.2f}",
-            "-" if c.skew_p99_ms is None else f"{c.skew_p99_ms:.1f}",
-            str(dropped),
-            f"{c.idle_fraction:.0%}",
-            str(c.limit_hits),
-            f"{c.peak_temperature_c:.0f}",
-            verdict,
-        )
-    return table
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of so101-record."""
+    """Entry point of so101-record: parse, open the dataset, record on the rig, report."""
     stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops, a save in progress completes
 
     def body() -> int:
         config = parse_command(RecordConfig, argv)
         console = Console()
-        folder = config.dataset.folder()
-        cameras = tuple((c.name, c.height, c.width) for c in config.rig.cameras)
-        writer = DatasetWriter(
-            WriterSpec(
-                root=folder,
-                repo_id=config.dataset.repo_id,
-                fps=config.rig.fps,
-                cameras=cameras,
-                vcodec=config.dataset.vcodec,
-                resume=config.dataset.resume,
-            )
-        )
-        report = writer.open()
-        console.print(describe_open(config.dataset.repo_id, report))
-        stopped_by = "done"
-        safety_stop: str | None = None
+        writer = dataset_writer(config.dataset, config.rig)
+        before = writer.open()
+        console.print(describe_open(config.dataset.repo_id, before))
         try:
-            with rig_ports(config.rig) as found:
-                if found.control is not None and config.virtual_operator != "idle":
-                    with found.client() as client:
-                        client.play(config.virtual_operator, loop=True)
-                with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
-                    source = LeaderSource(rig)
-                    status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
-                    session = RecordingSession(
-                        rig,
-                        writer,
-                        config.session,
-                        config.gates,
-                        GestureDetector(config.gesture),
-                        keys=keys.poll,
-                        engaged=lambda: source.engaged,
-                        on_card=lambda card: console.print(card_table([card])),
-                        on_event=console.print,
-                    )
-
-                    class StatusText:
-                        def on_step(self, step: Step) -> None:
-                            status.extra = session.status(step.tick.start_s)
-
-                    loop = ControlLoop(
-                        rig,
-                        source,
-                        hooks=[session, StatusText(), status],
-                        realtime_priority=config.rig.realtime_priority,
-                    )
-                    session.stop_loop = loop.stop
-                    stopped_by = run_session(loop, session, status, stops=stops)
-                    safety_stop = rig.stop_reason
-                    with stops.finishing():
-                        session.wait_for_save()
+            outcome = _record(config, writer, console, stops)
         finally:
             with stops.finishing():  # a second signal leaves a save in progress to the writer process
                 writer.close()
-        console.print(card_table(session.cards))
-        if session.save_failure is not None and stopped_by == "done":
-            stopped_by = f"the failed save of episode {session.save_failure.index}"
-        console.print(f"stopped by {stopped_by}", markup=False)
-        for line in describe_saves(session, report.episodes, folder):
-            console.print(line, markup=False)  # error texts may hold brackets
-        console.print(
-            f"train with: lerobot-train --dataset.repo_id={config.dataset.repo_id} --dataset.root={folder} ..."
-        )
+        _report(config, outcome, before.episodes, console)
         if config.dataset.push_to_hub and stops.signum is None:  # a stop signal means no upload either
             from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-            LeRobotDataset(config.dataset.repo_id, root=folder).push_to_hub()
-        # Fewer episodes than asked for (a failed save), or the safety layer ended the session: not a success.
-        return 1 if session.save_failure is not None or safety_stop is not None else 0
+            LeRobotDataset(config.dataset.repo_id, root=config.dataset.folder()).push_to_hub()
+        # A safety stop, or fewer episodes than asked for (a failed save), is not a success.
+        return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
 
     return run_command(body, stops)
+
+
+def _record(config: RecordConfig, writer: DatasetWriter, console: Console, stops: StopSignals) -> RunOutcome:
+    plan = RunPlan(config.gates, config.gesture)
+    with rig_ports(config.rig) as found:
+        found.start_operator(config.virtual_operator)
+        with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
+            run = RecordingRun(rig, writer, config.session, plan, lambda session: LeaderSource(rig), console, keys)
+            return run.run(stops)
+
+
+def _report(config: RecordConfig, outcome: RunOutcome, before: int, console: Console) -> None:
+    folder = config.dataset.folder()
+    console.print(card_table(outcome.session.cards))
+    console.print(f"stopped by {outcome.reason}", markup=False)
+    for line in describe_saves(outcome.session, before, folder):
+        console.print(line, markup=False)  # error texts may hold brackets
+    console.print(f"train with: lerobot-train --dataset.repo_id={config.dataset.repo_id} --dataset.root={folder} ...")
 
 
 if __name__ == "__main__":

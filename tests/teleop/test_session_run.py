@@ -8,6 +8,7 @@ import pytest
 from robot.rig import SafetyStopError
 from robot.signals import SignalStop, StopSignals
 from teleop.session_run import run_session
+from teleop.stop_reason import StopKind, StopReason
 
 
 class Loop:
@@ -32,19 +33,20 @@ class PolicyError(Exception):
 
 
 @pytest.mark.parametrize(
-    ("error", "expected", "abandoned"),
+    ("error", "kind", "text", "abandoned"),
     [
-        (None, "done", 0),
-        (KeyboardInterrupt(), "Ctrl-C (the episode in progress was discarded)", 1),
-        (SafetyStopError("e-stop"), "e-stop (the episode in progress was discarded)", 1),
-        (PolicyError("NaN in chunk 3"), "the policy failed: NaN in chunk 3", 1),
+        (None, StopKind.DONE, "done", 0),
+        (KeyboardInterrupt(), StopKind.SIGNAL, "Ctrl-C (the episode in progress was discarded)", 1),
+        (SafetyStopError("e-stop"), StopKind.SAFETY, "e-stop (the episode in progress was discarded)", 1),
+        (PolicyError("NaN in chunk 3"), StopKind.FAILURE, "the policy failed: NaN in chunk 3", 1),
     ],
 )
-def test_how_the_session_stopped_and_the_episode_in_progress(error, expected, abandoned):
+def test_how_the_session_stopped_and_the_episode_in_progress(error, kind, text, abandoned):
     session = Session()
     failures = {PolicyError: "the policy failed: {error}"}
-    stopped_by = run_session(Loop(error), session, contextlib.nullcontext(), failures)
-    assert stopped_by == expected
+    reason = run_session(Loop(error), session, contextlib.nullcontext(), failures)
+    assert reason == StopReason(kind, text)
+    assert reason.failed is (kind in (StopKind.SAFETY, StopKind.FAILURE))  # the command then exits 1
     assert session.abandoned == abandoned
 
 
@@ -88,8 +90,8 @@ class Rig:
 def test_a_signal_stops_the_loop_and_discards_the_episode_in_progress():
     stops, session = StopSignals(announce=lambda line: None), Session()
     loop = SignalledLoop(stops, signal.SIGHUP)
-    assert run_session(loop, session, contextlib.nullcontext(), stops=stops) == (
-        "SIGHUP (the episode in progress was discarded)"
+    assert run_session(loop, session, contextlib.nullcontext(), stops=stops) == StopReason(
+        StopKind.SIGNAL, "SIGHUP (the episode in progress was discarded)"
     )
     assert loop.stopped
     assert session.abandoned == 1

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from robot.control_loop import ControlLoop
-from teleop.commands.record import describe_saves
 from teleop.dataset.durable import DurableDataset
 from teleop.dataset.errors import DiskFullError, ShortVideoError
 from teleop.dataset.faults import ENV
@@ -22,6 +21,7 @@ from teleop.episode_save import UnsavedEpisode
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import Key
 from teleop.leader_source import LeaderSource
+from teleop.run_report import describe_saves
 from teleop.session import Phase, RecordingSession, SessionConfig
 from tests.teleop import test_session
 from tests.teleop.dataset.helpers import TASK, frame, load, spec

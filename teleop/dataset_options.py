@@ -1,0 +1,47 @@
+"""Where and how a command writes its dataset: the options so101-record and so101-deploy share.
+
+writer = dataset_writer(config.dataset, config.rig)    # the writer process, not yet forked
+report = writer.open()                                  # create, or repair and resume
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from robot.config import RigConfig
+from robot.errors import ConfigError
+from teleop.dataset.writer_process import DatasetWriter, WriterSpec
+
+CODECS = ("libsvtav1", "h264")
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    """Where and how the dataset is written."""
+
+    repo_id: str = "local/so101_fold"  # LeRobot dataset id, "<user>/<name>"
+    root: Path | None = None  # the dataset folder; default $HF_LEROBOT_HOME/<repo_id>
+    vcodec: str = "libsvtav1"  # video codec: libsvtav1 (LeRobot's default, smaller) or h264 (less CPU)
+    resume: bool = False  # add episodes to an existing dataset (its fps, cameras and features must match)
+    push_to_hub: bool = False  # upload to the Hugging Face Hub when done (needs a login and a network)
+
+    def __post_init__(self) -> None:
+        if self.repo_id.count("/") != 1 or not all(self.repo_id.split("/")):
+            raise ConfigError(f"dataset.repo_id={self.repo_id!r}: expected '<user>/<name>', e.g. me/fold_cloth")
+        if self.vcodec not in CODECS:
+            raise ConfigError(f"dataset.vcodec={self.vcodec!r}: expected one of {', '.join(CODECS)}")
+
+    def folder(self) -> Path:
+        """The dataset's folder on disk."""
+        if self.root is not None:
+            return Path(self.root)
+        from lerobot.utils.constants import HF_LEROBOT_HOME
+
+        return HF_LEROBOT_HOME / self.repo_id
+
+
+def dataset_writer(dataset: DatasetConfig, rig: RigConfig) -> DatasetWriter:
+    """The writer of `dataset` for the rig's cameras at the rig's rate (open() it to start)."""
+    cameras = tuple((c.name, c.height, c.width) for c in rig.cameras)
+    spec = WriterSpec(root=dataset.folder(), repo_id=dataset.repo_id, fps=rig.fps, cameras=cameras,
+                      vcodec=dataset.vcodec, resume=dataset.resume)  # fmt: skip
+    return DatasetWriter(spec)
