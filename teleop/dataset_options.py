@@ -7,6 +7,7 @@ report = writer.open()                                  # create, or repair and 
 from dataclasses import dataclass
 from pathlib import Path
 
+from robot.cameras.shape import camera_shapes
 from robot.config import RigConfig
 from robot.errors import ConfigError
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
@@ -41,7 +42,7 @@ class DatasetConfig:
 
 def dataset_writer(dataset: DatasetConfig, rig: RigConfig) -> DatasetWriter:
     """The writer of `dataset` for the rig's cameras at the rig's rate (open() it to start)."""
-    cameras = tuple((c.name, c.height, c.width) for c in rig.cameras)
+    cameras = camera_shapes(rig.cameras)
     spec = WriterSpec(root=dataset.folder(), repo_id=dataset.repo_id, fps=rig.fps, cameras=cameras,
                       vcodec=dataset.vcodec, resume=dataset.resume)  # fmt: skip
     return DatasetWriter(spec)

@@ -34,6 +34,7 @@ from policies.errors import InferenceError, PolicyError
 from policies.rollout import RolloutSource
 from policies.runner import CheckedPolicy, PolicyOptions, PolicyRunner
 from policies.source import PolicySource, policy_input
+from robot.cameras.shape import camera_shapes
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.errors import ConfigError
@@ -186,7 +187,7 @@ POLICY_FAILED = "the policy failed: {error} (nothing of it was sent; the episode
 def _policy_source(config: DeployConfig, predictor: Any, rig: BimanualRig, console: Console) -> PolicySource:
     """The engine for the checkpoint (or the remote server), as the source that asks it every tick."""
     warmup = policy_input(rig.observe(), config.session.task) if config.engine.kind is EngineKind.ENSEMBLE else None
-    cameras = tuple((c.name, c.height, c.width) for c in config.rig.cameras)
+    cameras = camera_shapes(config.rig.cameras)
     choice = make_engine(config.engine, predictor, fps=config.rig.fps, warmup=warmup, remote=config.remote,
                          cameras=cameras)  # fmt: skip
     if choice.notice:

@@ -21,12 +21,12 @@ from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.ensemble import EnsembleEngine, ensembling_fallback_notice, measure_latency_s
 from policies.engines.sync import SyncEngine
 from policies.errors import PolicyError
+from robot.cameras.shape import CameraShape
 
 if TYPE_CHECKING:
     from policies.engines.remote import RemoteEngineConfig
 
 logger = logging.getLogger(__name__)
-CameraShape = tuple[str, int, int]  # (rig camera name, height px, width px)
 
 
 @dataclass(frozen=True)

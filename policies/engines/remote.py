@@ -54,12 +54,12 @@ from policies.engines.remote_client import NoChunkError, PolicyServerClient, Ser
 from policies.engines.remote_queue import TickQueue
 from policies.engines.remote_wire import (
     SUPPORTED_POLICY_TYPES,
-    CameraShape,
     decode_chunk,
     observation_bytes,
     policy_setup_bytes,
 )
 from policies.errors import RemotePolicyError
+from robot.cameras.shape import CameraShape
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 from robot.realtime import ordinary_thread

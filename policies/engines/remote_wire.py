@@ -34,9 +34,8 @@ import numpy as np
 
 from policies.engine import PolicyInput
 from policies.errors import RemotePolicyError
+from robot.cameras.shape import CameraShape
 from robot.joints import BIMANUAL_KEYS
-
-CameraShape = tuple[str, int, int]  # (rig camera name, height px, width px)
 
 OBSERVATION_PREFIX = "observation"
 # LeRobot's transport splits messages into pieces of this size (its gRPC limit is 4 MiB per message).

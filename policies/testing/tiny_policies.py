@@ -28,12 +28,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from robot.cameras.shape import CameraShape
 from robot.joints import BIMANUAL_KEYS, GRIPPER, JOINT_NAMES, Side, joint_key
 
-CameraShape = tuple[str, int, int]  # (rig camera name, height px, width px)
-
 # The virtual rig's cameras as tests configure them (tests/test_record_e2e.py: 96x128).
-TEST_CAMERAS: tuple[CameraShape, ...] = (("left_wrist", 96, 128), ("right_wrist", 96, 128), ("overhead", 96, 128))
+TEST_CAMERAS: tuple[CameraShape, ...] = (
+    CameraShape("left_wrist", 96, 128),
+    CameraShape("right_wrist", 96, 128),
+    CameraShape("overhead", 96, 128),
+)
 # A single SO-101 arm: the contract check must refuse it on a bimanual rig.
 SINGLE_ARM_KEYS: tuple[str, ...] = tuple(joint_key(Side.LEFT, joint) for joint in JOINT_NAMES)
 # The folder `write_tiny_smolvla` puts its VLM config and tokenizer in, inside the checkpoint.

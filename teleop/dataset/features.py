@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from robot.cameras.shape import CameraShape
 from robot.joints import BIMANUAL_KEYS
 from teleop.dataset.errors import FrameError
 
@@ -25,8 +26,6 @@ ROBOT_TYPE = "bi_so_follower"
 
 # Codec names as they appear in info.json ("video.codec") for each encoder we allow.
 CODEC_NAMES: dict[str, str] = {"libsvtav1": "av1", "libaom-av1": "av1", "h264": "h264", "libx264": "h264"}
-
-CameraShape = tuple[str, int, int]  # (name, height px, width px)
 
 
 def camera_key(name: str) -> str:

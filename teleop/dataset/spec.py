@@ -3,8 +3,9 @@
 from dataclasses import dataclass
 from pathlib import Path
 
+from robot.cameras.shape import CameraShape
 from robot.errors import ConfigError
-from teleop.dataset.features import CODEC_NAMES, ROBOT_TYPE, CameraShape
+from teleop.dataset.features import CODEC_NAMES, ROBOT_TYPE
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class WriterSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root))
-        object.__setattr__(self, "cameras", tuple((str(n), int(h), int(w)) for n, h, w in self.cameras))
+        object.__setattr__(self, "cameras", tuple(CameraShape(str(n), int(h), int(w)) for n, h, w in self.cameras))
         if self.fps <= 0:
             raise ConfigError(f"dataset fps={self.fps}: must be a positive number of frames per second")
         if self.vcodec not in CODEC_NAMES:
