@@ -150,6 +150,18 @@ class PolicySource:
         """The engine's counters (for the status line)."""
         return self.engine.stats()
 
+    def status_text(self) -> str:
+        """Latency p50/p95, queue depth and starved ticks, for the status line and the summary."""
+        stats = self.stats()
+
+        def ms(value: float | None) -> str:
+            return "–" if value is None else f"{value * 1000:.0f}"
+
+        return (
+            f"inference p50/p95 {ms(stats.latency_p50_s)}/{ms(stats.latency_p95_s)} ms"
+            f"  queue {stats.queue_depth}  starved {stats.starved_ticks}"
+        )
+
     def close(self) -> None:
         """Stop the engine's background work."""
         self.engine.close()

@@ -6,6 +6,7 @@ report = writer.open()                                  # create, or repair and 
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from robot.cameras.shape import camera_shapes
 from robot.config import RigConfig
@@ -46,3 +47,29 @@ def dataset_writer(dataset: DatasetConfig, rig: RigConfig) -> DatasetWriter:
     spec = WriterSpec(root=dataset.folder(), repo_id=dataset.repo_id, fps=rig.fps, cameras=cameras,
                       vcodec=dataset.vcodec, resume=dataset.resume)  # fmt: skip
     return DatasetWriter(spec)
+
+
+class NoDataset:
+    """A writer that keeps nothing: the episodes run, none is saved (so101-deploy --record=false)."""
+
+    longest_save_s = 5.0  # a save writes nothing and returns at once; ample for its thread to end
+
+    def __init__(self) -> None:
+        self._episodes = 0
+
+    def begin_episode(self, task: str) -> int:
+        """Number the episode as a dataset would."""
+        self._episodes += 1
+        return self._episodes - 1
+
+    def add_frame(self, *args: Any) -> bool:
+        """Take the frame and keep nothing of it."""
+        return True
+
+    def save_episode(self, quality: dict) -> None:
+        """Nothing to save."""
+        return None
+
+    def discard_episode(self) -> None:
+        """Nothing to discard."""
+        return None

@@ -41,7 +41,7 @@ from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
-from teleop.dataset_options import DatasetConfig, dataset_writer
+from teleop.dataset_options import DatasetConfig, NoDataset, dataset_writer
 from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
 from teleop.quality import GateAction, QualityGates
@@ -76,28 +76,6 @@ class DeployConfig:
             raise ConfigError("the rig file has no cameras: an evaluation dataset needs the demonstrations' cameras")
 
 
-class _NoWriter:
-    """Episodes run but are not kept (--record=false)."""
-
-    longest_save_s = 5.0  # a save writes nothing and returns at once; ample for its thread to end
-
-    def __init__(self) -> None:
-        self._episodes = 0
-
-    def begin_episode(self, task: str) -> int:
-        self._episodes += 1
-        return self._episodes - 1
-
-    def add_frame(self, *args: Any) -> bool:
-        return True
-
-    def save_episode(self, quality: dict) -> None:
-        return None
-
-    def discard_episode(self) -> None:
-        return None
-
-
 def check_checkpoint(config: DeployConfig, console: Console) -> CheckedPolicy | None:
     """Read the checkpoint and check it against the rig (no weights yet); None for remote."""
     if config.engine.kind is EngineKind.REMOTE:
@@ -120,19 +98,6 @@ def load_predictor(config: DeployConfig, checked: CheckedPolicy | None, console:
     return loaded.predictor
 
 
-def inference_status(source: PolicySource) -> str:
-    """Latency p50/p95, queue depth and starved ticks, for the status line."""
-    stats = source.stats()
-
-    def ms(value: float | None) -> str:
-        return "–" if value is None else f"{value * 1000:.0f}"
-
-    return (
-        f"inference p50/p95 {ms(stats.latency_p50_s)}/{ms(stats.latency_p95_s)} ms"
-        f"  queue {stats.queue_depth}  starved {stats.starved_ticks}"
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-deploy: parse, check the checkpoint, run the rollouts, report."""
     stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops, a save in progress completes
@@ -151,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     checked = check_checkpoint(config, console)
-    writer: Any = _NoWriter()
+    writer: Any = NoDataset()
     if config.record:
         writer = dataset_writer(config.dataset, config.rig)
         # Before the weights load: the writer process forks while no thread runs yet (see DatasetWriter).
@@ -169,7 +134,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 GestureConfig(enabled=False),
                 noun="rollout",
                 failures={InferenceError: POLICY_FAILED},
-                status_extra=lambda: inference_status(policy),
+                status_extra=policy.status_text,
             )
             rollout_for = partial(_rollout, policy, rig)
             outcome = RecordingRun(rig, writer, config.session, plan, rollout_for, console, keys).run(stops)
@@ -204,7 +169,7 @@ def _rollout(policy: PolicySource, rig: BimanualRig, session: RecordingSession) 
 
 def _report(config: DeployConfig, outcome: RunOutcome, policy: PolicySource, writer: Any, console: Console) -> None:
     console.print(card_table(outcome.session.cards))
-    console.print(f"stopped by {outcome.reason}; {policy.stats().chunks} chunks; {inference_status(policy)}")
+    console.print(f"stopped by {outcome.reason}; {policy.stats().chunks} chunks; {policy.status_text()}")
     if config.record:
         folder = config.dataset.folder()
         for line in describe_saves(outcome.session, writer.report.episodes, folder, noun="rollout"):
