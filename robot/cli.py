@@ -34,6 +34,7 @@ from robot.shell.files import why_unreadable
 from robot.shell.help import command_help, help_requested
 from robot.shell.lists import normalized_lists
 from robot.shell.option_names import unknown_option
+from robot.shell.preflight import ShellError, prepared_args
 from robot.signals import SignalStop, StopSignals
 
 logger = logging.getLogger(__name__)
@@ -66,21 +67,6 @@ def _split_config_path(argv: list[str]) -> tuple[Path, list[str]]:
         else:
             rest.append(arg)
     return path, rest
-
-
-def check_config_file(argv: list[str], example: str) -> None:
-    """Refuse a `--config_path` that names no file, before draccus opens it (that ends in a traceback).
-
-    `example`: a command line that needs no file, shown as the next step.
-
-    Raises:
-        UsageError: naming the path.
-    """
-    if not any(a == "--config_path" or a.startswith("--config_path=") for a in argv):
-        return
-    path, _ = _split_config_path(argv)
-    if (what := why_unreadable(path)) is not None:
-        raise UsageError(f"--config_path={path} {what}. Next: give the YAML file's path, or drop it: {example}")
 
 
 def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
@@ -132,14 +118,11 @@ def parse_options[T](config_cls: type[T], argv: list[str], example: str, *, doc:
     Raises:
         UsageError: an unknown option, an unreadable `--config_path`, or a value that is not allowed.
     """
-    if (topic := help_requested(argv)) is not None:
-        text = command_help(config_cls, config_file=OPTIONS_FILE_HELP, doc=doc, exit_status=EXIT_STATUS, topic=topic)
-        sys.stdout.write(text)
-        raise SystemExit(EXIT_DONE)
-    if (unknown := unknown_option(config_cls, argv)) is not None:
-        raise UsageError(unknown)
-    check_config_file(argv, example)
-    argv = _lists(config_cls, argv)
+    try:
+        argv = prepared_args(config_cls, argv, doc=doc, config_file=OPTIONS_FILE_HELP, example=example,
+                             exit_status=EXIT_STATUS)  # fmt: skip
+    except ShellError as e:
+        raise UsageError(str(e)) from e
     try:
         return draccus.parse(config_cls, args=argv)
     except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as e:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.commands_helpers import run, script
-from tests.support.rig_files import RELAXED_CAPTURE  # cameras a busy machine cannot make stale
+from tests.support.rig_files import rig_yaml
 
 pytestmark = pytest.mark.slow
 REPO = "test/fold"
@@ -21,22 +21,8 @@ CAMERAS = ["left_wrist", "right_wrist", "overhead"]
 
 
 def rig_file(tmp_path: Path, *, width: int = 128, height: int = 96, **camera_faults) -> Path:
-    cameras = [
-        {"kind": "virtual", "name": name, "view": name, "width": width, "height": height,
-         "phase_s": 0.003 * (i + 1), "seed": i, "capture": RELAXED_CAPTURE}
-        | (camera_faults if name == "overhead" else {})
-        for i, name in enumerate(CAMERAS)
-    ]  # fmt: skip
-    rig = {
-        "id": "rec_e2e",
-        "calibration": {"dir": str(tmp_path / "calibration")},
-        "bus": {"reply_timeout_ms": 20.0, "read_deadline_ms": 50.0},
-        "cameras": cameras,
-        "virtual": {"runtime_dir": str(tmp_path / "run"), "timing": "instant", "calibrated": True},
-    }
-    path = tmp_path / "rig.yaml"
-    path.write_text(yaml.safe_dump(rig))
-    return path
+    """The recording tests' virtual rig (tests/support/rig_files.py); `camera_faults` go to the overhead camera."""
+    return rig_yaml(tmp_path, rig_id="rec_e2e", width=width, height=height, **camera_faults)
 
 
 def record_args(tmp_path: Path, rig: Path, *extra: str) -> list[str]:

@@ -10,13 +10,17 @@ CAMERAS = ("left_wrist", "right_wrist", "overhead")
 RELAXED_CAPTURE = {"max_frame_age_s": 1.0}
 
 
-def rig_yaml(folder: Path) -> Path:
-    """A virtual rig living under `folder`, pre-calibrated, with small cameras (the replay tests' rig)."""
-    cameras = [{"kind": "virtual", "name": name, "view": name, "width": 128, "height": 96,
+def rig_yaml(
+    folder: Path, *, rig_id: str = "replay_rig", width: int = 128, height: int = 96, **overhead: object
+) -> Path:
+    """A virtual rig living under `folder`, pre-calibrated, with small cameras; `overhead`: more settings
+    of the overhead camera (a fault: `drop_every`, `freeze_after_s`, ...)."""
+    cameras = [{"kind": "virtual", "name": name, "view": name, "width": width, "height": height,
                 "phase_s": 0.003 * (i + 1), "seed": i, "capture": RELAXED_CAPTURE}
+               | (overhead if name == "overhead" else {})
                for i, name in enumerate(CAMERAS)]  # fmt: skip
     rig = {
-        "id": "replay_rig",
+        "id": rig_id,
         "calibration": {"dir": str(folder / "calibration")},
         "bus": {"reply_timeout_ms": 20.0, "read_deadline_ms": 50.0},
         "cameras": cameras,
