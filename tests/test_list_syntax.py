@@ -30,7 +30,7 @@ from robot.shell.lists import bracketed, normalized_lists, split_list
         ("all", True, True, "[]"),
     ],
 )  # fmt: skip
-def test_every_form_of_a_list_becomes_dracuss_own(value, integers, episodes, expected):
+def test_every_form_of_a_list_becomes_draccus_own(value, integers, episodes, expected):
     assert bracketed(value, integers=integers, episodes=episodes) == expected
 
 
