@@ -40,7 +40,9 @@ import torch
 from policies.contract import PolicyFeatures, features_from_config
 from policies.device import select_device
 from policies.errors import CheckpointError
+from policies.lerobot_policy import build_policy, make_processors, parse_config
 from policies.processor_allowlist import check_processor_steps
+from robot.lerobot_edge import lerobot_home
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +137,6 @@ def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
         CheckpointError: the weights or processor state cannot be read or do not fit the config, or a
             processor file changed since `read_checkpoint` to name a step that is not allowed.
     """
-    from lerobot.policies import get_policy_class, make_pre_post_processors
     from safetensors.torch import load_model
 
     torch_device = select_device(device)
@@ -148,7 +149,7 @@ def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
         config.pretrained_backbone_weights = None
     weights = directory / WEIGHTS_FILE
     try:
-        policy = get_policy_class(config.type)(config)
+        policy = build_policy(config)
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{directory / CONFIG_FILE}: the {config.type} model cannot be built: {error}") from error
     try:
@@ -173,9 +174,7 @@ def load_policy(checkpoint: Checkpoint, device: str = "auto") -> LoadedPolicy:
     # Again, as late as possible: LeRobot reads the files anew, and they may have changed since read_checkpoint.
     _checked_processor_specs(directory, checkpoint.source.trust_processor_classes)
     try:
-        preprocessor, postprocessor = make_pre_post_processors(
-            config, pretrained_path=str(directory), preprocessor_overrides=overrides
-        )
+        preprocessor, postprocessor = make_processors(config, directory, overrides)
     except Exception as error:  # LeRobot raises many kinds for bad processor files
         raise CheckpointError(
             f"the processors in {directory} ({PREPROCESSOR_FILE}, {POSTPROCESSOR_FILE} and their .safetensors)"
@@ -270,18 +269,10 @@ def _state_files(*specs: Any) -> list[str]:
 
 def _parse_config(directory: Path) -> Any:
     """The LeRobot config, parsed as LeRobot parses it (without its device fallback warning)."""
-    import lerobot.policies  # noqa: F401 - registers the ACT and SmolVLA config types with draccus
-    from lerobot.configs import PreTrainedConfig
-
-    quiet = logging.getLogger("lerobot.configs.policies")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # "Device 'cuda' is not available. Switching ...": we choose the device later
     try:
-        return PreTrainedConfig.from_pretrained(directory)
+        return parse_config(directory)
     except Exception as error:  # draccus raises its own parsing errors
         raise CheckpointError(f"{directory / CONFIG_FILE} cannot be parsed: {type(error).__name__}: {error}") from error
-    finally:
-        quiet.setLevel(level)
 
 
 def _resolve_vlm(saved: str, override: str | None, directory: Path) -> str:
@@ -326,9 +317,7 @@ def _dataset_names(directory: Path) -> dict[str, list[str]] | None:
         dataset = json.loads(path.read_text()).get("dataset") or {}
         roots = [Path(dataset["root"])] if dataset.get("root") else []
         if isinstance(dataset.get("repo_id"), str):
-            from lerobot.utils.constants import HF_LEROBOT_HOME
-
-            roots.append(HF_LEROBOT_HOME / dataset["repo_id"])
+            roots.append(lerobot_home() / dataset["repo_id"])
         for root in roots:
             info = root / "meta" / "info.json"
             if info.is_file():

@@ -16,9 +16,7 @@ ours. Calls are serialised by a lock (one inference at a time); an engine calls 
 import logging
 import os
 import threading
-from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any
 
 import numpy as np
 import torch
@@ -27,6 +25,7 @@ from policies.checkpoint import LoadedPolicy
 from policies.contract import STATE_KEY, Contract
 from policies.engine import PolicyInput
 from policies.errors import InferenceError, NonFiniteActionError
+from policies.lerobot_policy import action_normalizer, prepare_observation
 from robot.joints import BIMANUAL_KEYS
 
 logger = logging.getLogger(__name__)
@@ -60,7 +59,7 @@ class LeRobotPredictor:
         self._camera_keys = dict(contract.camera_keys)
         self._lock = threading.Lock()
         self._amp = bool(getattr(loaded.checkpoint.config, "use_amp", False)) and self._device.type == "cuda"
-        self._normalize_action = _action_normalizer(loaded.postprocessor) if self.rtc_enabled else None
+        self._normalize_action = action_normalizer(loaded.postprocessor) if self.rtc_enabled else None
         if self._device.type == "cpu" or num_threads is not None:
             torch.set_num_threads(num_threads or default_num_threads())
 
@@ -115,14 +114,12 @@ class LeRobotPredictor:
     def _run(
         self, observation: dict[str, np.ndarray], task: str, inference_delay: int, leftover: np.ndarray | None
     ) -> np.ndarray:
-        from lerobot.policies import prepare_observation_for_inference
-
         loaded = self._loaded
         autocast = torch.autocast(device_type="cuda") if self._amp else nullcontext()
         # RTC guides the flow with autograd, which inference-mode tensors cannot join: no_grad then.
         grad_off = torch.no_grad() if self.rtc_enabled else torch.inference_mode()
         with grad_off, autocast:
-            batch = prepare_observation_for_inference(observation, self._device, task, ROBOT_TYPE)
+            batch = prepare_observation(observation, self._device, task, ROBOT_TYPE)
             batch = loaded.preprocessor(batch)
             options = {}
             if self.rtc_enabled:
@@ -139,17 +136,6 @@ class LeRobotPredictor:
         rig = np.asarray(leftover, dtype=np.float32).reshape(-1, len(BIMANUAL_KEYS))[: self.chunk_size]
         model_order = rig[:, np.argsort(self._action_index)]
         return self._normalize_action(torch.from_numpy(model_order)).to(self._device)
-
-
-def _action_normalizer(postprocessor: Any) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The inverse of the postprocessor's unnormalizer, for actions only."""
-    from lerobot.processor import NormalizerProcessorStep, TransitionKey, UnnormalizerProcessorStep, create_transition
-
-    for step in postprocessor.steps:
-        if isinstance(step, UnnormalizerProcessorStep):
-            normalizer = NormalizerProcessorStep(features=step.features, norm_map=step.norm_map, stats=step.stats)
-            return lambda actions: normalizer(create_transition(action=actions))[TransitionKey.ACTION]
-    return lambda actions: actions  # no unnormalizer: the model's actions are already in rig units
 
 
 def _check_finite(chunk: np.ndarray) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from robot.cameras.shape import camera_shapes
 from robot.config import RigConfig
 from robot.errors import ConfigError
+from robot.lerobot_edge import lerobot_home
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
 
 CODECS = ("libsvtav1", "h264")
@@ -36,9 +37,7 @@ class DatasetConfig:
         """The dataset's folder on disk."""
         if self.root is not None:
             return Path(self.root)
-        from lerobot.utils.constants import HF_LEROBOT_HOME
-
-        return HF_LEROBOT_HOME / self.repo_id
+        return lerobot_home() / self.repo_id
 
 
 def dataset_writer(dataset: DatasetConfig, rig: RigConfig) -> DatasetWriter:

@@ -8,6 +8,9 @@ TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, o
 front (`EMULATOR_FRONT`: settings, client, launcher, pre-calibrated files). The allow-list,
 `EMULATOR_USERS`, is the two modules that run the emulator on purpose: robot/rig_ports.py and
 robot/commands/sim.py. Tests may import anything. And no product file grows past `MAX_LINES`.
+
+LeRobot sits behind a few adapter modules (`LEROBOT_ADAPTERS`): only they import `lerobot`, so an
+upgrade of LeRobot is checked there, and everything else speaks the product's own types.
 """
 
 import ast
@@ -45,6 +48,18 @@ EMULATOR_FRONT = {
 # in-process, and rig_ports finds the arms' ports (a running rig, or one it starts) and writes a
 # pre-calibrated rig's files from the emulator's own model. Tests may import the emulator too.
 EMULATOR_USERS = {"robot/rig_ports.py", "robot/commands/sim.py"}
+# The only product files and folders that import lerobot, each with the part of LeRobot it wraps.
+LEROBOT_ADAPTERS = {
+    "robot/feetech/": "the Feetech motor bus, the SO follower and leader classes, calibration files",
+    "robot/lerobot_edge.py": "LeRobot's home folder and its video encoder settings",
+    "teleop/dataset/lerobot_adapter.py": "the dataset writer (LeRobotDataset, its streaming encoder)",
+    "teleop/dataset/lerobot_format.py": "the dataset format: version, default features, metadata, the hub",
+    "policies/lerobot_policy.py": "policy configs, models, processors, RTC's latency tracker",
+    "policies/engines/remote_wire.py": "the async-inference transport (gRPC messages, pickled payloads)",
+    "policies/testing/": "tiny ACT and SmolVLA checkpoints built offline, for tests and the demo",
+    "evaluation/episode_source.py": "the judge's dataset reader (evaluation stands apart from teleop/)",
+    "evaluation/testing/": "tiny synthetic datasets written offline, for tests and the demo",
+}
 
 
 def _in_shell(module: str) -> bool:
@@ -170,6 +185,20 @@ def emulator_imports() -> list[str]:
             if _virtual(target) and target not in EMULATOR_FRONT:
                 problems.append(f"{relative} imports the emulator ({target})")
     return problems
+
+
+def lerobot_importers() -> set[str]:
+    """Product files (relative paths) with any import of lerobot, inside functions too."""
+    found = set()
+    for path in product_modules().values():
+        imports = _imported_modules(ast.parse(path.read_text(), filename=str(path)))
+        if any(level == 0 and module.split(".")[0] == "lerobot" for module, _, level in imports):
+            found.add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def _adapter(relative: str) -> str | None:
+    return next((entry for entry in LEROBOT_ADAPTERS if relative == entry or relative.startswith(entry)), None)
 
 
 def long_files() -> list[str]:
@@ -307,6 +336,31 @@ def test_the_checker_catches_an_emulator_import(tmp_path, monkeypatch):
         "robot/arm.py imports the emulator (robot.virtual.bus)",
         "robot/virtual/client.py imports the emulator (robot.virtual.bus)",
         "teleop/session.py imports the emulator (robot.virtual.server)",
+    ]
+
+
+def test_only_the_adapters_import_lerobot():
+    importers = lerobot_importers()
+    assert sorted(relative for relative in importers if _adapter(relative) is None) == []
+    # And the list stays true: every adapter named there still imports LeRobot.
+    assert sorted(set(LEROBOT_ADAPTERS) - {_adapter(relative) for relative in importers}) == []
+
+
+def test_the_checker_catches_a_stray_lerobot_import(tmp_path, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    _plant(
+        tmp_path,
+        {
+            "robot/feetech/so101_arm.py": "from lerobot.robots.so_follower import SOFollower\n",
+            "teleop/session.py": "def f():\n    from lerobot.utils.constants import HF_LEROBOT_HOME\n",
+            "policies/predictor.py": "import lerobot.policies\n",
+            "policies/fine.py": "from .lerobot import x\nimport lerobotics\n",  # not LeRobot
+        },
+    )
+    assert sorted(lerobot_importers()) == ["policies/predictor.py", "robot/feetech/so101_arm.py", "teleop/session.py"]
+    assert [relative for relative in sorted(lerobot_importers()) if _adapter(relative) is None] == [
+        "policies/predictor.py",
+        "teleop/session.py",
     ]
 
 

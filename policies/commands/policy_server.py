@@ -128,7 +128,10 @@ def check_installed() -> None:
     """Raises ConfigError when LeRobot's async-inference extra (gRPC, protobuf) is missing."""
     try:
         import grpc  # noqa: F401
-        from lerobot.transport import services_pb2_grpc  # noqa: F401
+
+        from policies.engines.remote_wire import transport
+
+        transport()
     except ImportError as e:
         raise ConfigError(
             f"LeRobot's policy server cannot start here ({e}); install it with: pip install 'lerobot[async]==0.6.1'"

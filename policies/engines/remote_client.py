@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from policies.engines.remote_wire import observation_pieces
+from policies.engines.remote_wire import observation_pieces, transport
 from policies.errors import RemotePolicyError
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,8 @@ class PolicyServerClient:
 
     def __init__(self, host: str, port: int) -> None:
         import grpc
-        from lerobot.transport import services_pb2, services_pb2_grpc
+
+        services_pb2, services_pb2_grpc = transport()
 
         self.address = f"{host}:{port}"
         self.port = port

@@ -44,6 +44,17 @@ PIECE_BYTES = 2 * 1024 * 1024
 SUPPORTED_POLICY_TYPES = ("act", "smolvla", "diffusion", "tdmpc", "vqbet", "pi0", "pi05", "groot")
 
 
+def transport() -> tuple[Any, Any]:
+    """LeRobot's gRPC messages and service stubs (`services_pb2`, `services_pb2_grpc`).
+
+    Raises:
+        ImportError: LeRobot's async-inference extra (gRPC, protobuf) is not installed.
+    """
+    from lerobot.transport import services_pb2, services_pb2_grpc
+
+    return services_pb2, services_pb2_grpc
+
+
 def rig_lerobot_features(cameras: Sequence[CameraShape]) -> dict[str, dict]:
     """The `lerobot_features` LeRobot's robot client sends for a `bi_so_follower` with these cameras.
 

@@ -21,11 +21,11 @@ execution horizon) as LeRobot does before `predict_action_chunk(..., prev_chunk_
 import math
 
 import numpy as np
-from lerobot.policies.rtc import LatencyTracker
 
 from policies.engine import ChunkPredictor
 from policies.engines.background import BackgroundEngine, ChunkRequest
 from policies.engines.blend import BlendMode
+from policies.lerobot_policy import latency_tracker
 
 
 class RTCEngine(BackgroundEngine):
@@ -51,7 +51,7 @@ class RTCEngine(BackgroundEngine):
             latency_margin=latency_margin,
             expected_latency_s=expected_latency_s,
         )
-        self.tracker = LatencyTracker()
+        self.tracker = latency_tracker()
         self.delays: list[int] = []  # inference_delay passed with each request, in order
 
     def _request_extras(self) -> tuple[int, np.ndarray | None]:

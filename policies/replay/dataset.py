@@ -19,13 +19,12 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from policies.replay.errors import DatasetFormatError, ReplayOptionError, VideoError
+from robot.lerobot_edge import lerobot_home
+from teleop.dataset.features import ACTION_KEY, IMAGE_PREFIX, STATE_KEY
+from teleop.dataset.lerobot_format import FORMAT_VERSION, download, read_metadata
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = "v3.0"
-STATE_KEY = "observation.state"
-ACTION_KEY = "action"
-IMAGE_PREFIX = "observation.images."
 _CONVERT = "python -m lerobot.scripts.convert_dataset_v21_to_v30 --repo-id=<id> --root=<folder>"
 
 
@@ -144,9 +143,7 @@ def locate(repo_id: str | None, root: Path | None) -> Path:
         return Path(root).expanduser()
     if not repo_id:
         raise ReplayOptionError("no dataset: pass --dataset.root=<folder> or --dataset.repo_id=<user>/<name>")
-    from lerobot.utils.constants import HF_LEROBOT_HOME
-
-    local = HF_LEROBOT_HOME / repo_id
+    local = lerobot_home() / repo_id
     if (local / "meta" / "info.json").is_file():
         return local
     if hub_offline():
@@ -155,11 +152,9 @@ def locate(repo_id: str | None, root: Path | None) -> Path:
             " while online (`huggingface-cli download --repo-type dataset"
             f" {repo_id} --local-dir {local}`), or pass --dataset.root=<folder>"
         )
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset
-
     logger.info("downloading %s from the hub into %s", repo_id, local)
     try:
-        LeRobotDataset(repo_id, root=local)
+        download(repo_id, local)
     except Exception as e:  # network, authentication, a missing repo: all end the same way
         raise DatasetFormatError(
             f"cannot download dataset {repo_id} from the hub: {type(e).__name__}: {e}. Next: check the id and your"
@@ -189,11 +184,9 @@ def open_dataset(root: Path, repo_id: str | None = None) -> ReplayDataset:
     state_names = _names(features, STATE_KEY, root, required=False) if STATE_KEY in features else None
     cameras = {key.removeprefix(IMAGE_PREFIX): _image_shape(key, ft, root) for key, ft in features.items()
                if key.startswith(IMAGE_PREFIX) and ft.get("dtype") == "video"}  # fmt: skip
-    from lerobot.datasets.dataset_metadata import LeRobotDatasetMetadata  # adapter edge: a heavy import
-
     name = repo_id or f"local/{root.name}"
     try:
-        meta = LeRobotDatasetMetadata(repo_id=name, root=root)
+        meta = read_metadata(root, name)
     except Exception as e:  # LeRobot raises many kinds for broken metadata (and hub errors for missing files)
         raise DatasetFormatError(
             f"cannot read the metadata of {root}: {type(e).__name__}: {e}. Next: check meta/ is complete"

@@ -5,30 +5,35 @@ files uses the virtual arms' factory calibration (what so101-calibrate would rec
 """
 
 import numpy as np
-from lerobot.motors import MotorCalibration
 
 from robot.config import RigConfig
 from robot.errors import CalibrationError
-from robot.feetech.calibration_files import calibration_path, calibration_root, load_calibration
+from robot.feetech.calibration_files import (
+    ArmCalibration,
+    arm_calibration,
+    calibration_path,
+    calibration_root,
+    load_calibration,
+)
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.virtual.precalibrated import factory_calibration
 
 
-def dry_calibrations(rig: RigConfig) -> dict[Side, dict[str, MotorCalibration]]:
+def dry_calibrations(rig: RigConfig) -> dict[Side, ArmCalibration]:
     """The followers' calibration for dry arms: the rig's files, else the virtual rig's own.
 
     Raises:
         CalibrationError: a real rig without calibration files.
     """
     root = calibration_root(rig.calibration.dir)
-    found: dict[Side, dict[str, MotorCalibration]] = {}
+    found: dict[Side, ArmCalibration] = {}
     for side in Side:
         path = calibration_path(root, rig.id, side, Role.FOLLOWER)
         if path.is_file():
             found[side] = load_calibration(path)
         elif rig.virtual is not None:
             values = factory_calibration(rig.virtual, arm_name(side, Role.FOLLOWER))
-            found[side] = {joint: MotorCalibration(**values[joint]) for joint in JOINT_NAMES}
+            found[side] = arm_calibration(values)
         else:
             raise CalibrationError(
                 f"dry arms need the calibration of rig {rig.id!r}'s followers to know their limits; there is no"

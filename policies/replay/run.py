@@ -33,8 +33,8 @@ from policies.replay.plan import EpisodeRun, ReplayPlan, ReplayRun, Target
 from policies.replay.policy import ReplayPolicy
 from policies.replay.sources import EaseInSource, PolicyReplaySource, RecordedActionSource
 from robot.control_loop import ControlLoop, Step
-from robot.dry_arm import DRY_PORT, DryArm, dry_arm_factory
 from robot.feetech.calibration_files import calibration_root
+from robot.feetech.dry_arm import DRY_PORT, DryArm, dry_arm_factory
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports

@@ -17,10 +17,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from robot.calibration import RangeProgress, calibrate_arm
 from robot.cli import parse_command, run_command
 from robot.commands.arm_selection import select_arms
 from robot.config import RigConfig
+from robot.feetech.calibrate import RangeProgress, calibrate_arm
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import Role, Side
 from robot.rig_ports import rig_ports

@@ -23,16 +23,11 @@ from robot.config import RigConfig
 from robot.config_checks import reject_non_finite
 from robot.doctor import CheckRow, Status, run_checks
 from robot.errors import ConfigError
+from robot.lerobot_edge import lerobot_home
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
 
 _STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
-
-
-def _default_dataset_root() -> Path:
-    from lerobot.utils.constants import HF_LEROBOT_HOME
-
-    return HF_LEROBOT_HOME
 
 
 DOCTOR_CODECS = ("libsvtav1", "h264")  # what so101-record writes
@@ -73,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         config = parse_command(DoctorConfig, argv)
         console = Console(stderr=config.json)
-        dataset_root = config.dataset.root or _default_dataset_root()
+        dataset_root = config.dataset.root or lerobot_home()
         with rig_ports(config.rig) as found:
 
             def show(row: CheckRow) -> None:

@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from robot.doctor.rows import CheckRow, Status
+from robot.lerobot_edge import codec_settings
 
 PASS_SPEED = 1.5  # x real time: room for the control loop, capture and a busy machine
 _DISTINCT_FRAMES = 8  # synthetic frames cycled through (a gradient that moves, with sensor noise)
@@ -40,10 +41,8 @@ def encode_speed(shapes: Sequence[tuple[int, int]], fps: float, vcodec: str, sec
     and stops when the last one has flushed its lookahead.
     """
     import av
-    from lerobot.configs import RGBEncoderConfig
 
-    config = RGBEncoderConfig(vcodec=vcodec)
-    options = config.get_codec_options(as_strings=True)
+    config = codec_settings(vcodec)
     count = max(2, round(seconds * fps))
     errors: list[BaseException] = []
     opened = threading.Barrier(len(shapes) + 1)
@@ -55,7 +54,7 @@ def encode_speed(shapes: Sequence[tuple[int, int]], fps: float, vcodec: str, sec
             codec.width, codec.height, codec.pix_fmt = width, height, config.pix_fmt
             codec.time_base = Fraction(1, round(fps))
             codec.framerate = Fraction(round(fps), 1)
-            codec.options = dict(options)
+            codec.options = dict(config.options)
             codec.open()
         except BaseException as e:
             errors.append(e)

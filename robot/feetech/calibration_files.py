@@ -7,6 +7,7 @@ Format: a JSON object per joint: {"id", "drive_mode", "homing_offset", "range_mi
 """
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from lerobot.motors import MotorCalibration
@@ -16,6 +17,8 @@ from robot.errors import CalibrationError
 from robot.joints import JOINT_NAMES, MOTOR_IDS, Role, Side
 
 FIELDS = ("id", "drive_mode", "homing_offset", "range_min", "range_max")
+# One arm's calibration as LeRobot's motor bus takes it: joint name -> its motor's calibration.
+ArmCalibration = dict[str, MotorCalibration]
 
 
 def calibration_root(configured: Path | None) -> Path:
@@ -49,7 +52,12 @@ def _problem(values: dict[str, object], joint: str) -> str | None:
     return None
 
 
-def load_calibration(path: Path) -> dict[str, MotorCalibration]:
+def arm_calibration(values: Mapping[str, Mapping[str, int]]) -> ArmCalibration:
+    """An arm's calibration from checked values: joint -> {"id", "drive_mode", "homing_offset", ...}."""
+    return {joint: MotorCalibration(**{f: int(values[joint][f]) for f in FIELDS}) for joint in JOINT_NAMES}
+
+
+def load_calibration(path: Path) -> ArmCalibration:
     """Read and check a calibration file; raises CalibrationError that says how to fix it."""
     fix = f"fix or delete {path} and run so101-calibrate"
     if not path.is_file():
@@ -70,4 +78,4 @@ def load_calibration(path: Path) -> dict[str, MotorCalibration]:
         problem = _problem(values, joint) if isinstance(values, dict) else f"{joint}: expected an object"
         if problem:
             raise CalibrationError(f"{path}: {problem}. Next: {fix}")
-    return {joint: MotorCalibration(**{f: raw[joint][f] for f in FIELDS}) for joint in JOINT_NAMES}
+    return arm_calibration(raw)

@@ -14,7 +14,7 @@ class _NamedArm(Protocol):
 
 
 class VirtualCalibrationOperator:
-    """Implements `robot.calibration.CalibrationOperator` with the virtual rig's hands."""
+    """Implements `robot.feetech.calibrate.CalibrationOperator` with the virtual rig's hands."""
 
     def __init__(self, client: VirtualRigClient) -> None:
         self.client = client

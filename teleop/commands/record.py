@@ -29,6 +29,7 @@ from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
 from robot.virtual.config import VirtualOperator
+from teleop.dataset.lerobot_format import push_to_hub
 from teleop.dataset.writer_process import DatasetWriter
 from teleop.dataset_options import DatasetConfig, dataset_writer
 from teleop.gesture import GestureConfig
@@ -76,9 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                 writer.close()
         _report(config, outcome, before.episodes, console)
         if config.dataset.push_to_hub and stops.signum is None:  # a stop signal means no upload either
-            from lerobot.datasets.lerobot_dataset import LeRobotDataset
-
-            LeRobotDataset(config.dataset.repo_id, root=config.dataset.folder()).push_to_hub()
+            push_to_hub(config.dataset.repo_id, config.dataset.folder())
         # A safety stop, or fewer episodes than asked for (a failed save), is not a success.
         return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
 

@@ -12,11 +12,10 @@ Only once `accept` returns may the opener repair (delete, restore, rewrite) anyt
 
 from pathlib import Path
 
-from lerobot.datasets.dataset_metadata import CODEBASE_VERSION
-
 from teleop.dataset.compatibility import check_compatible, load_info
 from teleop.dataset.errors import DatasetVersionError, ForeignDatasetError, NotADatasetError
 from teleop.dataset.journal import JOURNAL_PATH, JournalEntry, read_journal
+from teleop.dataset.lerobot_format import FORMAT_VERSION
 from teleop.dataset.next_steps import CONVERTIBLE_VERSION, NEW_FOLDER, adopt_command, convert_command
 from teleop.dataset.repair import check_repairable, committed_info_path
 from teleop.dataset.spec import WriterSpec
@@ -73,7 +72,7 @@ def check_version(info: dict, root: Path, repo_id: str | None) -> None:
         DatasetVersionError: the version found, the one expected, and how to go on.
     """
     found = info.get("codebase_version")
-    if found == CODEBASE_VERSION:
+    if found == FORMAT_VERSION:
         return
     step = NEW_FOLDER
     if found == CONVERTIBLE_VERSION:
@@ -81,5 +80,5 @@ def check_version(info: dict, root: Path, repo_id: str | None) -> None:
         step += f", or convert it with LeRobot's converter first: {convert_command(repo_id, root)}"
     raise DatasetVersionError(
         f"Cannot resume {root}: its meta/info.json has codebase_version {found!r}, this LeRobot writes "
-        f"{CODEBASE_VERSION!r}, and nothing was changed. Next: {step}"
+        f"{FORMAT_VERSION!r}, and nothing was changed. Next: {step}"
     )

@@ -8,10 +8,9 @@ listed in words, e.g. "fps: the dataset has 30, this run asks for 15".
 import json
 from pathlib import Path
 
-from lerobot.utils.constants import DEFAULT_FEATURES
-
 from teleop.dataset.errors import IncompatibleDatasetError, NotADatasetError
 from teleop.dataset.features import CODEC_NAMES, IMAGE_PREFIX, dataset_features
+from teleop.dataset.lerobot_format import DEFAULT_FEATURES
 from teleop.dataset.next_steps import NEW_FOLDER
 from teleop.dataset.spec import WriterSpec
 
