@@ -81,8 +81,8 @@ def pytest_runtest_call(item):
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """How many in-test retries fired, and in which tests (tests/retries.py): the release note quotes it."""
-    from tests.retries import TALLY, summary_lines
+    """How many in-test retries fired, and in which tests (tests/support/retries.py): the release note quotes it."""
+    from tests.support.retries import TALLY, summary_lines
 
     terminalreporter.section("in-test retries")
     for line in summary_lines(TALLY):

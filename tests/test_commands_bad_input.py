@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import SimProcess, run, virtual_rig_file
+from tests.support.commands import SimProcess, run, virtual_rig_file
 
 pytestmark = pytest.mark.slow
 
@@ -104,7 +104,7 @@ def test_unreadable_calibration_file(sim):
 def test_release_without_a_terminal_asks_for_yes_and_touches_nothing(tmp_path):
     import subprocess
 
-    from tests.commands_helpers import script
+    from tests.support.commands import script
 
     rig = real_rig_file(tmp_path)
     result = subprocess.run(

@@ -11,8 +11,8 @@ import pytest
 
 from robot.joints import JOINT_NAMES, Side
 from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import SimProcess, run, script, virtual_rig_file
-from tests.retries import retrying
+from tests.support.commands import SimProcess, run, script, virtual_rig_file
+from tests.support.retries import retrying
 
 pytestmark = pytest.mark.slow
 BODY = [j for j in JOINT_NAMES if j != "gripper"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from tests.commands_helpers import run
+from tests.support.commands import run
 
 pytestmark = pytest.mark.slow
 EPISODES = 2

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import ForegroundJob, run, sim_client, virtual_rig_file, wait_until
-from tests.test_record_e2e import record_args, rig_file
+from tests.support.commands import ForegroundJob, run, sim_client, virtual_rig_file, wait_until
+from tests.support.record_runs import record_args, rig_file
 
 pytestmark = pytest.mark.slow
 FOLLOWERS = ("left_follower", "right_follower")

@@ -12,38 +12,11 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.commands_helpers import run, script
-from tests.support.rig_files import rig_yaml
+from tests.support.commands import run, script
+from tests.support.record_runs import REPO, load, record_args, rig_file, saved_episodes
 
 pytestmark = pytest.mark.slow
-REPO = "test/fold"
 CAMERAS = ["left_wrist", "right_wrist", "overhead"]
-
-
-def rig_file(tmp_path: Path, *, width: int = 128, height: int = 96, **camera_faults) -> Path:
-    """The recording tests' virtual rig (tests/support/rig_files.py); `camera_faults` go to the overhead camera."""
-    return rig_yaml(tmp_path, rig_id="rec_e2e", width=width, height=height, **camera_faults)
-
-
-def record_args(tmp_path: Path, rig: Path, *extra: str) -> list[str]:
-    return [
-        f"--config_path={rig}",
-        f"--dataset.repo_id={REPO}",
-        f"--dataset.root={tmp_path / 'dataset'}",
-        "--dataset.vcodec=h264",
-        "--session.episode_s=2",
-        "--session.reset_s=0.5",
-        "--gates.min_fps=20",
-        "--gates.max_period_error_p99_ms=200",
-        "--gates.max_skew_p99_ms=200",
-        *extra,
-    ]
-
-
-def load(root: Path):
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset
-
-    return LeRobotDataset(REPO, root=root, video_backend="pyav")
 
 
 def printed_saves(stdout: str) -> tuple[int, int | None]:
@@ -181,11 +154,6 @@ def describe(pids: list[int]) -> list[str]:
         except OSError:
             continue
     return out
-
-
-def saved_episodes(root: Path) -> int:
-    folder = root / "meta" / "so101" / "episodes"
-    return len(list(folder.glob("episode-*/quality.json"))) if folder.exists() else 0
 
 
 def test_a_60_hz_rig_records_a_60_fps_dataset(tmp_path):

@@ -4,8 +4,8 @@ import logging
 
 import pytest
 
-import tests.retries as retries
-from tests.retries import RetriesExhaustedError, retrying, summary_lines
+import tests.support.retries as retries
+from tests.support.retries import RetriesExhaustedError, retrying, summary_lines
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_an_attempt_that_succeeds_is_not_counted(tally):
 def test_a_retry_is_logged_with_its_reason_and_counted_for_the_running_test(tally, caplog):
     cleanups = []
     attempt = flaky(ConnectionError("no status packet"), "ok")
-    with caplog.at_level(logging.WARNING, logger="tests.retries"):
+    with caplog.at_level(logging.WARNING, logger="tests.support.retries"):
         result = retrying(attempt, what="connect", retries=1, retry_on=(ConnectionError,),
                           before_retry=lambda: cleanups.append("drained"))  # fmt: skip
     assert result == "ok"

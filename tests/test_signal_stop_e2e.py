@@ -12,34 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from robot.virtual.client import VirtualRigClient
-from tests.commands_helpers import ForegroundJob, process_state, sim_client, virtual_rig_file, wait_exited
-from tests.test_record_e2e import load, record_args, rig_file, saved_episodes
+from tests.support.commands import ForegroundJob, process_state, sim_client, virtual_rig_file, wait_exited
+from tests.support.follower_checks import assert_holding, assert_released_at_rest, followers
+from tests.support.record_runs import load, record_args, rig_file, saved_episodes
 
 pytestmark = pytest.mark.slow
-FOLLOWERS = ("left_follower", "right_follower")
-REST_STEPS = 40  # ~3.5 degrees: back where they started (the rest pose), within the rest tolerance and settling
-
-
-def followers(client: VirtualRigClient) -> dict[str, list[dict]]:
-    state = client.state()
-    return {arm: state[arm] for arm in FOLLOWERS}
-
-
-def assert_released_at_rest(client: VirtualRigClient, start: dict[str, list[dict]]) -> None:
-    """rest_then_release: every follower motor torque-free, each body joint back where it started."""
-    now = followers(client)
-    for arm in FOLLOWERS:
-        assert not any(m["torque_enabled"] for m in now[arm]), (arm, now[arm])
-        for before, after in zip(start[arm][:5], now[arm][:5], strict=True):  # the gripper may have squeezed
-            assert abs(after["present_position"] - before["present_position"]) <= REST_STEPS, (arm, before, after)
-
-
-def assert_holding(client: VirtualRigClient) -> None:
-    """hold: every follower motor keeps torque, at the goal it was last sent."""
-    now = followers(client)
-    for arm in FOLLOWERS:
-        assert all(m["torque_enabled"] for m in now[arm][:5]), (arm, now[arm])
 
 
 def stopped_child(job: ForegroundJob, timeout_s: float = 180.0) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from robot.shell.option_names import ALWAYS, option_names
-from tests.test_command_help import SCRIPTS, _config_class
+from tests.support.command_configs import SCRIPTS, config_class
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "docs" / "command-line.md"
@@ -33,7 +33,7 @@ def _rows() -> list[tuple[str, str, list[str], list[str]]]:
 
 
 def _options(command: str) -> set[str]:
-    names = set(option_names(_config_class(f"so101-{command}"))) - ALWAYS
+    names = set(option_names(config_class(f"so101-{command}"))) - ALWAYS
     return names | ({"config_path"} if command in ROBOT_COMMANDS else set())
 
 

@@ -345,7 +345,7 @@ def test_so101_deploy_refuses_an_untrusted_step_and_passes_a_trusted_one(tmp_pat
 
     from policies.commands.deploy import DeployConfig, check_checkpoint, load_predictor, main
     from robot.cli import parse_command
-    from tests.test_record_e2e import rig_file
+    from tests.support.record_runs import rig_file
 
     directory = copy_checkpoint(tiny_act_dir, tmp_path / "act")
     record = tmp_path / "ran.txt"

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from robot.joints import BIMANUAL_KEYS
-from tests.commands_helpers import run
-from tests.test_record_e2e import rig_file
+from tests.support.commands import run
+from tests.support.record_runs import rig_file
 
 pytestmark = pytest.mark.slow
 REPO = "test/eval"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.commands_helpers import ForegroundJob, sim_client, wait_exited
-from tests.policies.test_deploy_e2e import REPO
-from tests.test_record_e2e import rig_file
-from tests.test_signal_stop_e2e import assert_holding
+from tests.support.commands import ForegroundJob, sim_client, wait_exited
+from tests.support.follower_checks import assert_holding
+from tests.support.record_runs import rig_file
 
 pytestmark = pytest.mark.slow
+REPO = "test/eval"
 
 
 def test_ctrl_c_mid_rollout_keeps_the_saved_rollout_and_holds(tmp_path: Path, tiny_act_dir: Path):

@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from policies.rollout import RolloutSource
-from tests.policies.engines.test_source_units import observation, tick
+from tests.support.observations import observation, tick
 
 
 class Driver:

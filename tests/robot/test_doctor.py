@@ -14,7 +14,7 @@ from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
-from tests.commands_helpers import run, virtual_rig_file
+from tests.support.commands import run, virtual_rig_file
 
 # A generous staleness bound: render threads on a loaded 2-core machine can stall for a while.
 RELAXED = CaptureConfig(max_frame_age_s=1.0)

@@ -17,7 +17,7 @@ from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
 
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.launcher import VirtualRigProcess
-from tests.retries import retrying
+from tests.support.retries import retrying
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 pytestmark = pytest.mark.slow

@@ -4,103 +4,21 @@ The dataset writer has its own real-part tests (tests/teleop/dataset) and the co
 tests use the real one; here a double records what the session asks of it.
 """
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
-from robot.config import CalibrationConfig, RigConfig
+from robot.cameras.config import VirtualCameraConfig, VirtualView
 from robot.control_loop import ControlLoop
 from robot.joints import BIMANUAL_KEYS
-from robot.rig import BimanualRig
-from robot.virtual.config import TimingMode, VirtualRigConfig
-from robot.virtual.inprocess import in_process_ports
-from robot.virtual.precalibrated import write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import Key
 from teleop.leader_source import LeaderSource
 from teleop.quality import QualityGates
 from teleop.session import Phase, RecordingSession, SessionConfig
+from tests.support.session_doubles import CAMERAS, LENIENT, PATIENT, WriterDouble
 
 pytestmark = pytest.mark.slow
-
-
-class WriterDouble:
-    longest_save_s = 10.0  # the session's final wait for a save (saves here return at once)
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-        self.episodes: list[list[dict]] = []
-        self.discarded: list[list[dict]] = []
-        self.saved: list[int] = []
-        self._current: list[dict] | None = None
-        self._index = 0
-
-    def begin_episode(self, task: str) -> int:
-        self.calls.append("begin")
-        self._current = []
-        return self._index
-
-    def add_frame(self, state, action, images, timing) -> bool:
-        assert state.shape == (12,)
-        assert action.shape == (12,)
-        assert set(images) == {"left_wrist", "right_wrist", "overhead"}
-        self._current.append(dict(timing))
-        return True
-
-    def save_episode(self, quality: dict) -> int:
-        self.calls.append("save")
-        self.episodes.append(self._current)
-        self.saved.append(self._index)
-        self._index += 1
-        return self._index - 1
-
-    def discard_episode(self) -> None:
-        self.calls.append("discard")
-        self.discarded.append(self._current)
-        self._current = None
-
-
-# These tests are about the session's state machine: a render thread that a busy machine starves for a
-# quarter second is not what they test, so a frame may be 2 s old before a read refuses it (the 0.25 s
-# default and its error are tests/robot/cameras').
-PATIENT = CaptureConfig(max_frame_age_s=2.0)
-CAMERAS = tuple(
-    VirtualCameraConfig(name, view, width=96, height=72, phase_s=phase, seed=i, capture=PATIENT)
-    for i, (name, view, phase) in enumerate(
-        [("left_wrist", VirtualView.LEFT_WRIST, 0.003), ("right_wrist", VirtualView.RIGHT_WRIST, 0.006),
-         ("overhead", VirtualView.OVERHEAD, 0.009)]
-    )
-)  # fmt: skip
-
-
-@pytest.fixture
-def rig_model():
-    return VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=1.0))
-
-
-@pytest.fixture
-def rig_env(rig_model):
-    model = rig_model
-    root = Path(tempfile.mkdtemp())
-    write_calibration_files(model, root, "rec")
-    model.operator.play(model.trajectory("cloth_fold"), model.clock(), loop=True)
-    with in_process_ports(model) as ports:
-
-        def make(cameras=CAMERAS) -> BimanualRig:
-            config = RigConfig(id="rec", calibration=CalibrationConfig(dir=root), cameras=cameras,
-                               virtual=VirtualRigConfig())  # fmt: skip
-            return BimanualRig(config, ports)
-
-        yield make
-
-
-# Timing gates wide open: these tests are about the state machine, and an in-process emulator with
-# three render threads in one interpreter is not a fair test of loop timing (benchmarks do that).
-LENIENT = QualityGates(min_fps=10, max_period_error_p99_ms=200, max_skew_p99_ms=200, max_dropped_frames=1000)
 
 
 def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=False, hooks=()):

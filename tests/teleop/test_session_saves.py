@@ -23,12 +23,10 @@ from teleop.keys import Key
 from teleop.leader_source import LeaderSource
 from teleop.run_report import describe_saves
 from teleop.session import Phase, RecordingSession, SessionConfig
-from tests.teleop import test_session
+from tests.support.session_doubles import CAMERAS, LENIENT, WriterDouble
 from tests.teleop.dataset.helpers import TASK, frame, load, spec
-from tests.teleop.test_session import CAMERAS, LENIENT, WriterDouble
 
 pytestmark = pytest.mark.slow
-rig_model, rig_env = test_session.rig_model, test_session.rig_env  # the same fixtures: the in-process rig
 RIG_CAMERAS = tuple((camera.name, camera.height, camera.width) for camera in CAMERAS)  # the writer's shapes
 
 

@@ -18,7 +18,7 @@ from robot.virtual.precalibrated import write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
 from teleop.leader_source import LeaderSource
 from teleop.tracking import TrackingHook
-from tests.commands_helpers import run, virtual_rig_file
+from tests.support.commands import run, virtual_rig_file
 
 
 class Recorder:

@@ -17,7 +17,7 @@ import pytest
 from evaluation.commands.review import EXIT_USAGE, main
 from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore
-from tests.commands_helpers import realtime_threads, stack_dump
+from tests.support.commands import realtime_threads, stack_dump
 
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "command-test-token-0123456789"

@@ -125,7 +125,7 @@ def test_a_nan_from_the_policy_never_reaches_the_bus_and_the_episode_stops_safel
 def test_a_nan_in_a_served_action_raises_even_if_an_engine_let_it_through():
     from policies.engine import EngineAction
     from robot.loop_timer import Tick
-    from tests.policies.engines.test_source_units import observation
+    from tests.support.observations import observation
 
     class Leaky:
         def start(self):

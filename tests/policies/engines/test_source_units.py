@@ -8,28 +8,8 @@ import pytest
 from policies.engines.sync import SyncEngine
 from policies.source import PolicySource
 from policies.testing.scripted_predictor import ScriptedPredictor
-from robot.arm import JointReading
-from robot.cameras.frame import Frame
-from robot.cameras.sync_stats import SyncedFrames
-from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side
-from robot.loop_timer import Tick
-from robot.rig import Observation
-
-
-def observation(offset: float = 0.0, t_s: float = 1.0, cameras: tuple[str, ...] = ()) -> Observation:
-    def reading(side: Side) -> JointReading:
-        base = 10.0 if side is Side.LEFT else 20.0
-        return JointReading({j: base + i + offset for i, j in enumerate(JOINT_NAMES)}, t_s, 0.001, 1)
-
-    frames = None
-    if cameras:
-        made = {name: Frame(name, np.full((4, 6, 3), i, dtype=np.uint8), t_s, 7) for i, name in enumerate(cameras)}
-        frames = SyncedFrames(t_s, made, 0.0, dict.fromkeys(cameras, 0.0), dict.fromkeys(cameras, 0), frozenset(), 0.0)
-    return Observation(t_s=t_s, followers={s: reading(s) for s in Side}, leaders={}, bus_time_s=0.001, frames=frames)
-
-
-def tick(index: int) -> Tick:
-    return Tick(index, index / 30, index / 30, 0)
+from robot.joints import BIMANUAL_KEYS
+from tests.support.observations import observation, tick
 
 
 def test_inputs_carry_state_in_bimanual_order_and_frames_by_camera_name():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.commands_helpers import run
+from tests.support.commands import run
 from tests.support.recordings import Recording
 from tests.support.rig_files import rig_yaml
 

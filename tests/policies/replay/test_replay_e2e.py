@@ -18,14 +18,13 @@ gripper. The report's JSON trajectories are rounded to 1e-5, far below a step.
 import json
 import re
 import shutil
-import subprocess
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from policies.commands.replay import ReplayCommandConfig, main
+from policies.commands.replay import ReplayCommandConfig
 from policies.replay.analysis import Thresholds, analyse
 from policies.replay.dataset import open_dataset
 from policies.replay.fit import fit_dataset
@@ -35,9 +34,9 @@ from policies.replay.run import Replayer
 from robot.cli import parse_command
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side, joint_key
 from robot.safety.config import SafetyConfig
-from tests.commands_helpers import run
 from tests.support.dataset_files import edit_column, recorded_actions
 from tests.support.recordings import EPISODE_FRAMES, Recording
+from tests.support.replays import Replay, replay
 
 SPIKE_EPISODE, SPIKE_FRAME, SPIKE_JOINT, SPIKE_DEG = 1, 30, "left_shoulder_pan.pos", 150.0
 JSON_DECIMALS_TOLERANCE = 1e-5  # the report rounds trajectories to 5 decimals
@@ -58,40 +57,6 @@ TICK_CAP = np.array([_CAPS["gripper" if k.endswith("gripper.pos") else "body"] f
 TRACKING_LAG_TICKS = {"body": 1.0, "gripper": 1.5}  # bound: this many of the joint's largest one-tick moves
 SETTLED_TICKS = 10  # a goal steady (within 2 encoder steps) this many ticks has been reached...
 SETTLED_STEPS = 5  # ...to within this many encoder steps
-
-
-@dataclass(frozen=True)
-class Replay:
-    """One so101-replay run: the process and its report."""
-
-    result: subprocess.CompletedProcess[str]
-    report: dict
-    html: str
-
-
-def replay(recording: Recording, root: Path, out: Path, *args: str, timeout_s: float = 180.0) -> Replay:
-    """so101-replay on `root` with the recording's rig, the report in `out`."""
-    result = run("so101-replay", f"--config_path={recording.rig_file}", f"--dataset.root={root}",
-                 f"--report.output_dir={out}", "--report.stills=1", *args, timeout_s=timeout_s)  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    report = json.loads((out / "report.json").read_text(), parse_constant=_refuse)
-    return Replay(result, report, (out / "report.html").read_text())
-
-
-def replay_here(capsys: pytest.CaptureFixture[str], recording: Recording, root: Path, out: Path, *args: str) -> Replay:
-    """The same, through the command's `main(argv)` in this process (what the script runs): no interpreter start."""
-    argv = [f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.output_dir={out}",
-            "--report.stills=1", *args]  # fmt: skip
-    code = main(argv)
-    captured = capsys.readouterr()
-    assert code == 0, captured.out[-3000:] + captured.err[-3000:]
-    report = json.loads((out / "report.json").read_text(), parse_constant=_refuse)
-    return Replay(subprocess.CompletedProcess(argv, code, captured.out, captured.err), report,
-                  (out / "report.html").read_text())  # fmt: skip
-
-
-def _refuse(name: str) -> None:
-    raise ValueError(f"report.json holds {name}, which is not JSON")
 
 
 def calibration_file(recording: Recording, side: Side) -> Path:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from robot.joints import BIMANUAL_KEYS
-from tests.policies.replay.test_replay_e2e import replay, replay_here
 from tests.support.checkpoints import TINY_ACT_CHUNK
 from tests.support.recordings import EPISODE_FRAMES, Recording
+from tests.support.replays import replay, replay_here
 
 
 @pytest.mark.slow

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.commands_helpers import ForegroundJob, sim_client
+from tests.support.commands import ForegroundJob, sim_client
+from tests.support.follower_checks import assert_released_at_rest, followers
 from tests.support.recordings import EPISODE_FRAMES, Recording
 from tests.support.rig_files import rig_yaml
-from tests.test_signal_stop_e2e import assert_released_at_rest, followers
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ import pytest
 
 from teleop.dataset.durable import DurableDataset
 from teleop.dataset.faults import ENV
-from tests.commands_helpers import process_state, wait_until
+from tests.support.commands import process_state, wait_until
 from tests.teleop.dataset.helpers import check_loads, spec
 
 pytestmark = pytest.mark.slow  # starts a writer process (imports LeRobot: seconds)

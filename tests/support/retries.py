@@ -5,7 +5,7 @@ bound, says why it fires (a warning in the captured log), and lands in a session
 `tests/conftest.py` prints at the end of the run ("in-test retries: N", per test): the number the
 release note quotes. Needing more than the bound fails the test with every attempt's reason.
 
-    from tests.retries import retrying
+    from tests.support.retries import retrying
 
     # an exception that warrants another try (clean up in `before_retry`)
     device = retrying(connect, what="LeRobot connect", retries=1, retry_on=(ConnectionError,),

@@ -1,0 +1,40 @@
+"""Every so101-* command, read from pyproject.toml's [project.scripts], and the options class it parses.
+
+SCRIPTS["so101-record"]             # "teleop.commands.record:main"
+command_main("so101-record")        # that function
+config_class("so101-record")        # RecordConfig, whose fields are the command's options
+"""
+
+import dataclasses
+import importlib
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+# The commands whose options class is not found by the rule below (it holds no `rig` field).
+_NAMED = {
+    "so101-judge": "JudgeCommandConfig",
+    "so101-review": "ReviewCommandConfig",
+    "so101-report": "ReportCommandConfig",
+    "so101-demo": "DemoConfig",
+    "so101-policy-server": "PolicyServerConfig",
+}
+
+
+def command_main(script: str) -> Callable[..., object]:
+    """The function the console script `script` runs."""
+    module, _, function = SCRIPTS[script].partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def config_class(script: str) -> type:
+    """The options dataclass the command's main parses: the one its module defines or imports for it."""
+    module = importlib.import_module(SCRIPTS[script].partition(":")[0])
+    if script in _NAMED:
+        return getattr(module, _NAMED[script])
+    found = [v for k, v in vars(module).items() if k.endswith("Config") and dataclasses.is_dataclass(v)
+             and v.__module__ == module.__name__ and "rig" in {f.name for f in dataclasses.fields(v)}]  # fmt: skip
+    assert len(found) == 1, (script, found)
+    return found[0]
