@@ -2,8 +2,16 @@
 
 writer = dataset_writer(config.dataset, config.rig)    # the writer process, not yet forked
 report = writer.open()                                  # create, or repair and resume
+...                                                     # connect the rig, record
+close_dataset(writer, report, stops)                    # a new dataset left empty is removed
+
+A first run that fails (a missing calibration, an unplugged camera) leaves no empty dataset behind,
+so the same command works once the cause is fixed; `--dataset.resume=true` on a folder that holds
+no dataset is refused before anything is written.
 """
 
+import logging
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +20,13 @@ from robot.cameras.shape import camera_shapes
 from robot.config import RigConfig
 from robot.errors import ConfigError
 from robot.lerobot_edge import lerobot_home
+from robot.signals import StopSignals
+from teleop.dataset.errors import JournalCorruptError, NoDatasetToResumeError
+from teleop.dataset.journal import holds_dataset, read_journal
+from teleop.dataset.results import OpenReport
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
+
+logger = logging.getLogger(__name__)
 
 CODECS = ("libsvtav1", "h264")
 
@@ -41,11 +55,43 @@ class DatasetConfig:
 
 
 def dataset_writer(dataset: DatasetConfig, rig: RigConfig) -> DatasetWriter:
-    """The writer of `dataset` for the rig's cameras at the rig's rate (open() it to start)."""
+    """The writer of `dataset` for the rig's cameras at the rig's rate (open() it to start).
+
+    Raises:
+        NoDatasetToResumeError: resume was asked for, and the folder holds no dataset (nothing is created).
+    """
+    if dataset.resume and not holds_dataset(dataset.folder()):
+        raise NoDatasetToResumeError(
+            f"--dataset.resume=true, but {dataset.folder()} holds no dataset; nothing was created. Next: drop"
+            " --dataset.resume=true to start a new dataset there, or pass --dataset.root=<the dataset's folder>"
+        )
     cameras = camera_shapes(rig.cameras)
     spec = WriterSpec(root=dataset.folder(), repo_id=dataset.repo_id, fps=rig.fps, cameras=cameras,
                       vcodec=dataset.vcodec, resume=dataset.resume)  # fmt: skip
     return DatasetWriter(spec)
+
+
+def close_dataset(writer: DatasetWriter, opened: OpenReport, stops: StopSignals) -> bool:
+    """Close the writer; remove the dataset if this run created it and saved no episode into it.
+
+    A second signal during the close leaves a save in progress to the writer process. Returns whether
+    the dataset was removed. The journal on disk decides, not this process's count: only a dataset
+    whose journal says "committed, 0 episodes" is removed (an interrupted first save is kept, and
+    rolled back by the next `--dataset.resume=true`).
+    """
+    with stops.finishing():
+        writer.close()
+    if not opened.created:
+        return False
+    try:
+        journal = read_journal(opened.root)
+    except JournalCorruptError:
+        return False
+    if journal is None or journal.committing or journal.episodes:
+        return False
+    shutil.rmtree(opened.root)
+    logger.info("removed %s: this run created it and saved no episode", opened.root)
+    return True
 
 
 class NoDataset:

@@ -233,6 +233,23 @@ def test_resume_with_another_camera_set_is_refused_and_changes_nothing(tmp_path)
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
 
 
+def test_a_failed_first_recording_leaves_nothing_and_the_same_command_works_once_fixed(tmp_path):
+    rig = rig_file(tmp_path)
+    settings = yaml.safe_load(rig.read_text())
+    rig.write_text(yaml.safe_dump({**settings, "virtual": {**settings["virtual"], "calibrated": False}}))
+    args = record_args(tmp_path, rig, "--session.num_episodes=1")
+    failed = run("so101-record", *args, timeout_s=300)  # the arms have no calibration files
+    assert failed.returncode == 1, failed.stdout[-2000:] + failed.stderr[-2000:]
+    assert "so101-calibrate" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert not (tmp_path / "dataset").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".dataset")] == []  # no staging folder either
+    rig.write_text(yaml.safe_dump(settings))  # the cause fixed: a calibrated rig
+    fixed = run("so101-record", *args, timeout_s=300)  # the very same command
+    assert fixed.returncode == 0, fixed.stdout[-2000:] + fixed.stderr[-2000:]
+    assert saved_episodes(tmp_path / "dataset") == 1
+
+
 class Terminal:
     """so101-record on a pseudo-terminal, as a person at a keyboard (over SSH) runs it."""
 

@@ -41,7 +41,7 @@ from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
-from teleop.dataset_options import DatasetConfig, NoDataset, dataset_writer
+from teleop.dataset_options import DatasetConfig, NoDataset, close_dataset, dataset_writer
 from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
 from teleop.quality import GateAction, QualityGates
@@ -117,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
 def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     checked = check_checkpoint(config, console)
     writer: Any = NoDataset()
+    opened = None
     if config.record:
         writer = dataset_writer(config.dataset, config.rig)
         # Before the weights load: the writer process forks while no thread runs yet (see DatasetWriter).
-        console.print(describe_open(config.dataset.repo_id, writer.open()))
+        opened = writer.open()
+        console.print(describe_open(config.dataset.repo_id, opened))
     try:
         predictor = load_predictor(config, checked, console)
         with (
@@ -139,10 +141,8 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
             rollout_for = partial(_rollout, policy, rig)
             outcome = RecordingRun(rig, writer, config.session, plan, rollout_for, console, keys).run(stops)
     finally:
-        if config.record:
-            with stops.finishing():  # a second signal leaves a save in progress to the writer process
-                writer.close()
-    _report(config, outcome, policy, writer, console)
+        removed = opened is not None and close_dataset(writer, opened, stops)  # a new dataset left empty: gone
+    _report(config, outcome, policy, writer, console, removed)
     return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
 
 
@@ -167,14 +167,19 @@ def _rollout(policy: PolicySource, rig: BimanualRig, session: RecordingSession) 
     return RolloutSource(policy, in_charge=session.in_progress, on_transition=rig.begin_transition)
 
 
-def _report(config: DeployConfig, outcome: RunOutcome, policy: PolicySource, writer: Any, console: Console) -> None:
+def _report(
+    config: DeployConfig, outcome: RunOutcome, policy: PolicySource, writer: Any, console: Console, removed: bool
+) -> None:
     console.print(card_table(outcome.session.cards))
     console.print(f"stopped by {outcome.reason}; {policy.stats().chunks} chunks; {policy.status_text()}")
     if config.record:
         folder = config.dataset.folder()
         for line in describe_saves(outcome.session, writer.report.episodes, folder, noun="rollout"):
             console.print(line, markup=False)  # error texts may hold brackets
-        console.print(f"judge them with: so101-judge --dataset.root={folder}")
+        if removed:
+            console.print(f"no rollout was saved: the new dataset at {folder} was removed", markup=False)
+        else:
+            console.print(f"judge them with: so101-judge --dataset.root={folder}")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from robot.signals import StopSignals
 from robot.virtual.config import VirtualOperator
 from teleop.dataset.lerobot_format import push_to_hub
 from teleop.dataset.writer_process import DatasetWriter
-from teleop.dataset_options import DatasetConfig, dataset_writer
+from teleop.dataset_options import DatasetConfig, close_dataset, dataset_writer
 from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
 from teleop.leader_source import LeaderSource
@@ -73,9 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             outcome = _record(config, writer, console, stops)
         finally:
-            with stops.finishing():  # a second signal leaves a save in progress to the writer process
-                writer.close()
-        _report(config, outcome, before.episodes, console)
+            removed = close_dataset(writer, before, stops)  # a new dataset left empty: gone
+        _report(config, outcome, before.episodes, console, removed)
         if config.dataset.push_to_hub and stops.signum is None:  # a stop signal means no upload either
             push_to_hub(config.dataset.repo_id, config.dataset.folder())
         # A safety stop, or fewer episodes than asked for (a failed save), is not a success.
@@ -93,13 +92,17 @@ def _record(config: RecordConfig, writer: DatasetWriter, console: Console, stops
             return run.run(stops)
 
 
-def _report(config: RecordConfig, outcome: RunOutcome, before: int, console: Console) -> None:
+def _report(config: RecordConfig, outcome: RunOutcome, before: int, console: Console, removed: bool) -> None:
     folder = config.dataset.folder()
     console.print(card_table(outcome.session.cards))
     console.print(f"stopped by {outcome.reason}", markup=False)
     for line in describe_saves(outcome.session, before, folder):
         console.print(line, markup=False)  # error texts may hold brackets
-    console.print(f"train with: lerobot-train --dataset.repo_id={config.dataset.repo_id} --dataset.root={folder} ...")
+    if removed:
+        console.print(f"no episode was saved: the new dataset at {folder} was removed", markup=False)
+    else:
+        repo_id = config.dataset.repo_id
+        console.print(f"train with: lerobot-train --dataset.repo_id={repo_id} --dataset.root={folder} ...")
 
 
 if __name__ == "__main__":

@@ -39,11 +39,11 @@ from teleop.dataset.errors import (
 from teleop.dataset.faults import fault_point
 from teleop.dataset.features import camera_key, check_frame
 from teleop.dataset.journal import (
-    JOURNAL_PATH,
     JournalEntry,
     begin_commit,
     episode_files,
     finish_commit,
+    holds_dataset,
     read_journal,
 )
 from teleop.dataset.lock import DatasetLock
@@ -93,10 +93,11 @@ class DurableDataset:
             NotADatasetError, DatasetLockedError, DatasetCorruptError: see their messages.
         """
         root = spec.root
-        if (root / "meta/info.json").exists() or (root / JOURNAL_PATH).exists():
+        if holds_dataset(root):
             if not spec.resume:
                 raise DatasetExistsError(
-                    f"{root} already holds a dataset. Next: resume it (resume=True) or choose another root."
+                    f"{root} already holds a dataset. Next: add --dataset.resume=true to add episodes to it, or"
+                    " choose a new folder with --dataset.root=<folder>"
                 )
             lock = DatasetLock(root, spec.lock_timeout_s)
             try:

@@ -36,6 +36,10 @@ class DatasetExistsError(DatasetError, FileExistsError):
     """A dataset is already at the root and resume was not asked for."""
 
 
+class NoDatasetToResumeError(DatasetError):
+    """Resume was asked for, and the root holds no dataset."""
+
+
 class NotADatasetError(DatasetError):
     """The root exists and is not empty, but holds no LeRobot dataset."""
 

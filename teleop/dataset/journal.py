@@ -57,6 +57,11 @@ class JournalEntry:
         return self.state == "committing"
 
 
+def holds_dataset(root: Path) -> bool:
+    """Whether `root` holds a dataset to resume (LeRobot's info.json, or our journal of one)."""
+    return (root / "meta/info.json").exists() or (root / JOURNAL_PATH).exists()
+
+
 def read_journal(root: Path) -> JournalEntry | None:
     """The journal of a dataset, or None if it has none (new, or written by another tool). Reads only.
 
