@@ -140,3 +140,11 @@ def test_the_report_calls_heuristic_scores_heuristic_never_a_judges(demo):
         text = (report / name).read_text(encoding="utf-8").replace("docs/judge-research.md", "")
         assert "judge" not in text.lower(), name
     assert "| demonstrations | heuristic |" in (report / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_folder_is_marked_as_the_demos_so_the_next_run_may_empty_it(demo):
+    from robot.demo.layout import MARKER, check_output_dir
+
+    out, _ = demo
+    assert (out / MARKER).is_file()
+    check_output_dir(out)  # the next so101-demo with this --output_dir accepts it

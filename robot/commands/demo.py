@@ -27,6 +27,7 @@ from rich.panel import Panel
 
 from robot.cli import UsageError, parse_options
 from robot.demo.config import DemoConfig
+from robot.demo.layout import check_output_dir
 from robot.demo.runner import StepRunner
 from robot.demo.steps import run_steps
 from robot.demo.summary import next_steps, summary
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
         config = parse_options(DemoConfig, args, "so101-demo", doc=__doc__)
+        check_output_dir(config.output_dir)
     except UsageError as e:
         console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
         return 2

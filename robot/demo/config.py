@@ -11,7 +11,7 @@ from robot.errors import ConfigError
 class DemoConfig:
     """Options of so101-demo."""
 
-    # Where the demo keeps its virtual rig, calibration, datasets, reports and logs (wiped at start)
+    # Where the demo keeps its rig, datasets, reports and logs; emptied at start (a new, empty or demo folder only)
     output_dir: Path = Path("outputs/demo")
     # Seconds of teleoperation through so101-teleop (0 skips it)
     teleop_s: float = 6.0

@@ -5,8 +5,13 @@ from pathlib import Path
 
 import yaml
 
+from robot.cli import UsageError
 from robot.config import DEFAULT_RIG_FILE
 
+# Written into the demo's folder when it is made: the demo wipes a folder at start only if it is
+# empty or has this file (or the rig file an older demo wrote), never someone else's files.
+MARKER = ".so101-demo"
+_RIG_HEADER = "# Written by so101-demo"
 DEMO_REPO_ID = "demo/fold_cloth"
 EVAL_REPO_ID = "demo/eval_tiny_act"
 
@@ -42,6 +47,26 @@ class DemoPaths:
             report=out / "report",
             logs=out / "logs",
         )
+
+
+def check_output_dir(out: Path) -> None:
+    """Refuse a folder the demo would wipe although it did not make it.
+
+    Raises:
+        UsageError: `out` is a file, or a non-empty folder without the demo's marker.
+    """
+    out = out.expanduser()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--output_dir={out} is a file. Next: pass a new folder, e.g. --output_dir=outputs/demo")
+    if not out.is_dir() or (out / MARKER).is_file() or not any(out.iterdir()):
+        return
+    rig = out / "rig.yaml"
+    if rig.is_file() and rig.read_text(errors="replace").startswith(_RIG_HEADER):
+        return  # a demo folder from before the marker
+    raise UsageError(
+        f"--output_dir={out} holds files so101-demo did not write, and the demo starts by emptying its folder;"
+        " nothing was deleted. Next: pass a new or empty folder, e.g. --output_dir=outputs/demo"
+    )
 
 
 def write_demo_rig(paths: DemoPaths, width: int, height: int) -> Path:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from robot.demo.layout import DEMO_REPO_ID, write_demo_rig
+from robot.demo.layout import DEMO_REPO_ID, MARKER, check_output_dir, write_demo_rig
 from robot.demo.runner import BIN, StepRunner
 from robot.joints import ARM_NAMES
 from robot.virtual.client import VirtualRigClient
@@ -29,11 +29,13 @@ class RunningRig:
 
 
 def prepare_folder(runner: StepRunner) -> None:
-    """Wipe the demo's folder and write its rig file there."""
+    """Wipe the demo's folder (one it made, or an empty one: `check_output_dir`) and write its rig file there."""
     out = runner.paths.out
+    check_output_dir(out)
     if out.exists():
         shutil.rmtree(out)
     (out / "run").mkdir(parents=True)
+    (out / MARKER).write_text("so101-demo's folder: emptied by every run of so101-demo with this --output_dir\n")
     runner.paths.logs.mkdir()
     write_demo_rig(runner.paths, runner.config.camera_width, runner.config.camera_height)
 
