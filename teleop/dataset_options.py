@@ -23,6 +23,7 @@ from robot.lerobot_edge import lerobot_home
 from robot.signals import StopSignals
 from teleop.dataset.errors import JournalCorruptError, NoDatasetToResumeError
 from teleop.dataset.journal import holds_dataset, read_journal
+from teleop.dataset.lerobot_format import push_to_hub
 from teleop.dataset.results import OpenReport
 from teleop.dataset.writer_process import DatasetWriter, WriterSpec
 
@@ -91,6 +92,21 @@ def close_dataset(writer: DatasetWriter, opened: OpenReport, stops: StopSignals)
         return False
     shutil.rmtree(opened.root)
     logger.info("removed %s: this run created it and saved no episode", opened.root)
+    return True
+
+
+def upload_if_asked(dataset: DatasetConfig, stops: StopSignals, removed: bool) -> bool:
+    """Upload the dataset when `--dataset.push_to_hub=true` asked for it and the run ended by itself.
+
+    A stop signal means no upload either, and a dataset removed as empty has nothing to upload.
+    Returns whether it was uploaded.
+
+    Raises:
+        HubUploadError: the hub is off here or the upload failed (the dataset stays saved on disk).
+    """
+    if not dataset.push_to_hub or stops.signum is not None or removed:
+        return False
+    push_to_hub(dataset.repo_id, dataset.folder())
     return True
 
 

@@ -250,6 +250,19 @@ def test_a_failed_first_recording_leaves_nothing_and_the_same_command_works_once
     assert saved_episodes(tmp_path / "dataset") == 1
 
 
+def test_push_to_hub_offline_keeps_the_dataset_and_says_how_to_upload_it_later(tmp_path):
+    rig = rig_file(tmp_path)
+    result = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.push_to_hub=true"),
+                 timeout_s=300)  # fmt: skip
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr[-2000:]
+    assert "HF_HUB_OFFLINE=1" in errors[0]
+    assert f"hf upload {REPO} {tmp_path / 'dataset'} --repo-type=dataset" in errors[0]
+    assert saved_episodes(tmp_path / "dataset") == 1
+    assert len(load(tmp_path / "dataset")) > 0  # saved, and LeRobot loads it
+
+
 class Terminal:
     """so101-record on a pseudo-terminal, as a person at a keyboard (over SSH) runs it."""
 

@@ -41,7 +41,7 @@ from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
-from teleop.dataset_options import DatasetConfig, NoDataset, close_dataset, dataset_writer
+from teleop.dataset_options import DatasetConfig, NoDataset, close_dataset, dataset_writer, upload_if_asked
 from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
 from teleop.quality import GateAction, QualityGates
@@ -143,6 +143,8 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     finally:
         removed = opened is not None and close_dataset(writer, opened, stops)  # a new dataset left empty: gone
     _report(config, outcome, policy, writer, console, removed)
+    if config.record and upload_if_asked(config.dataset, stops, removed):
+        console.print(f"uploaded to the hub as {config.dataset.repo_id}", markup=False)
     return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
 
 

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from policies.replay.errors import DatasetFormatError, ReplayOptionError, VideoError
 from robot.lerobot_edge import lerobot_home
 from teleop.dataset.features import ACTION_KEY, IMAGE_PREFIX, STATE_KEY
-from teleop.dataset.lerobot_format import FORMAT_VERSION, download, read_metadata
+from teleop.dataset.lerobot_format import FORMAT_VERSION, download, hub_offline, read_metadata
 
 logger = logging.getLogger(__name__)
 
@@ -125,13 +125,6 @@ def _matrix(table: object, key: str, rows: np.ndarray, width: int, path: Path) -
     return values.reshape(len(column), width)[rows]
 
 
-def hub_offline() -> bool:
-    """Whether Hugging Face hub access is switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)."""
-    from huggingface_hub import is_offline_mode
-
-    return bool(is_offline_mode())
-
-
 def locate(repo_id: str | None, root: Path | None) -> Path:
     """The dataset folder: `root`, else $HF_LEROBOT_HOME/<repo_id>, else downloaded (online only).
 
@@ -149,8 +142,8 @@ def locate(repo_id: str | None, root: Path | None) -> Path:
     if hub_offline():
         raise ReplayOptionError(
             f"dataset {repo_id} is not on disk at {local} and the hub is off (HF_HUB_OFFLINE=1). Next: download it"
-            " while online (`huggingface-cli download --repo-type dataset"
-            f" {repo_id} --local-dir {local}`), or pass --dataset.root=<folder>"
+            f" while online (hf download {repo_id} --repo-type=dataset --local-dir={local}), or pass"
+            " --dataset.root=<folder>"
         )
     logger.info("downloading %s from the hub into %s", repo_id, local)
     try:
@@ -158,7 +151,7 @@ def locate(repo_id: str | None, root: Path | None) -> Path:
     except Exception as e:  # network, authentication, a missing repo: all end the same way
         raise DatasetFormatError(
             f"cannot download dataset {repo_id} from the hub: {type(e).__name__}: {e}. Next: check the id and your"
-            " network (a private dataset needs `huggingface-cli login`), or pass --dataset.root=<folder>"
+            " network (a private dataset needs `hf auth login`), or pass --dataset.root=<folder>"
         ) from e
     return local
 

@@ -29,9 +29,8 @@ from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
 from robot.virtual.config import VirtualOperator
-from teleop.dataset.lerobot_format import push_to_hub
 from teleop.dataset.writer_process import DatasetWriter
-from teleop.dataset_options import DatasetConfig, close_dataset, dataset_writer
+from teleop.dataset_options import DatasetConfig, close_dataset, dataset_writer, upload_if_asked
 from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
 from teleop.leader_source import LeaderSource
@@ -75,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             removed = close_dataset(writer, before, stops)  # a new dataset left empty: gone
         _report(config, outcome, before.episodes, console, removed)
-        if config.dataset.push_to_hub and stops.signum is None:  # a stop signal means no upload either
-            push_to_hub(config.dataset.repo_id, config.dataset.folder())
+        if upload_if_asked(config.dataset, stops, removed):
+            console.print(f"uploaded to the hub as {config.dataset.repo_id}", markup=False)
         # A safety stop, or fewer episodes than asked for (a failed save), is not a success.
         return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
 

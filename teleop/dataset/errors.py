@@ -40,6 +40,10 @@ class NoDatasetToResumeError(DatasetError):
     """Resume was asked for, and the root holds no dataset."""
 
 
+class HubUploadError(DatasetError):
+    """The dataset could not be uploaded to the Hugging Face Hub (it is saved, unchanged, on disk)."""
+
+
 class NotADatasetError(DatasetError):
     """The root exists and is not empty, but holds no LeRobot dataset."""
 

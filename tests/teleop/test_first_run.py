@@ -4,11 +4,12 @@ The writer is the real one (its own process, LeRobot's files); the rig file is t
 """
 
 import shlex
+import signal
 
 import pytest
 
 from robot.cli import parse_command
-from robot.signals import StopSignals
+from robot.signals import SignalStop, StopSignals
 from teleop.commands.record import RecordConfig
 from teleop.dataset.durable import DurableDataset
 from teleop.dataset.errors import DatasetExistsError, NoDatasetToResumeError
@@ -73,3 +74,18 @@ def test_a_dataset_with_a_saved_episode_or_one_this_run_resumed_is_kept(tmp_path
     resumed = DatasetWriter(spec(root, resume=True))
     assert close_dataset(resumed, resumed.open(), StopSignals()) is False  # not created by this run: kept
     assert tree(root).keys() == kept.keys()
+
+
+def test_an_upload_happens_only_when_asked_for_and_the_run_ended_by_itself(tmp_path):
+    from teleop.dataset.errors import HubUploadError
+    from teleop.dataset_options import upload_if_asked
+
+    asked = _config(tmp_path, "--dataset.push_to_hub=true").dataset
+    assert upload_if_asked(_config(tmp_path).dataset, StopSignals(), removed=False) is False  # not asked
+    assert upload_if_asked(asked, StopSignals(), removed=True) is False  # nothing left to upload
+    stopped = StopSignals(announce=lambda line: None)
+    with pytest.raises(SignalStop):  # outside any section a signal stops at once, as the handler does
+        stopped.handle(signal.SIGTERM)
+    assert upload_if_asked(asked, stopped, removed=False) is False
+    with pytest.raises(HubUploadError, match="hf upload local/so101_fold"):
+        upload_if_asked(asked, StopSignals(), removed=False)  # the suite runs with HF_HUB_OFFLINE=1
