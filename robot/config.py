@@ -16,7 +16,7 @@ from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
 from robot.joints import ARM_NAMES, Role
 from robot.safety.config import SafetyConfig
-from robot.virtual.config import VirtualRigConfig
+from robot.virtual.config import VirtualRigConfig, default_runtime_dir
 
 VIRTUAL_PORT = "virtual"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -80,6 +80,26 @@ class MismatchPolicy(StrEnum):
     FAIL = "fail"  # stop and ask for so101-calibrate
 
 
+class PowerProfile(StrEnum):
+    """The followers' motors and their supply (the rig file's `power`).
+
+    Leaders are always 7.4 V STS3215 motors on a 5 V supply, whatever the profile.
+    """
+
+    # 12 V STS3215 followers (the SO-101 kit's) on a 12 V supply: the motors report 10.5-13.5 V.
+    V12 = "12v"
+    # Followers built with 7.4 V STS3215 motors on a 5 V supply, like leaders: they report roughly
+    # 4.5-8.4 V (a 12 V supply would be above their rating).
+    V5 = "5v"
+
+    @classmethod
+    def _missing_(cls, value: object) -> "PowerProfile | None":
+        """`12V`, `12 v` and a bare `12` (YAML reads `power: 12` as a number) mean `12v`."""
+        text = str(value).strip().lower().replace(" ", "")
+        text = text if text.endswith("v") else f"{text}v"
+        return next((member for member in cls if member.value == text), None)
+
+
 @dataclass(frozen=True)
 class CalibrationConfig:
     """Where calibration files live, in LeRobot's format and layout."""
@@ -101,6 +121,9 @@ class RigConfig:
     # The control rate, Hz: the loop, status line, dataset, engines, rest move and guard all read it
     # here. Every camera must deliver at least this many frames a second, in a whole multiple of it.
     fps: int = 30
+    # The followers' motors and supply: 12v (12 V STS3215 on a 12 V supply, the kit's) or 5v (7.4 V
+    # STS3215 on a 5 V supply). so101-doctor checks the voltage the motors report against it.
+    power: PowerProfile = PowerProfile.V12
     ports: PortsConfig = field(default_factory=PortsConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     bus: BusConfig = field(default_factory=BusConfig)
@@ -127,13 +150,25 @@ class RigConfig:
             raise ConfigError(f"fps={self.fps!r}: expected a whole number of control ticks a second, 1..{MAX_FPS}")
         for camera in self.cameras:
             _check_camera_rate(camera, self.fps)
+        try:
+            object.__setattr__(self, "power", PowerProfile(self.power))
+        except ValueError:
+            raise ConfigError(
+                f"power={self.power!r}: expected 12v (12 V followers on a 12 V supply)"
+                " or 5v (followers built with 7.4 V motors, on a 5 V supply)"
+            ) from None
         if not 0 <= self.realtime_priority <= 99:
             raise ConfigError(f"realtime_priority={self.realtime_priority}: expected 0 (off) to 99")
         names = [camera.name for camera in self.cameras]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ConfigError(f"cameras: the name(s) {duplicates} are used twice; each camera needs its own name")
-        virtual_ports = [name for name, port in ports.items() if port == VIRTUAL_PORT]
+        # On a virtual rig a port is `virtual` (its emulated bus) or one of the emulator's links (the
+        # anonymous ttyACM<n> of factory-new arms, as so101-ports writes them).
+        links = str(self.virtual.runtime_dir or default_runtime_dir()) + "/" if self.virtual else None
+        virtual_ports = [
+            name for name, port in ports.items() if port == VIRTUAL_PORT or (links and port.startswith(links))
+        ]
         if virtual_ports and self.virtual is None:
             raise ConfigError(
                 f"ports {', '.join(virtual_ports)} are 'virtual' but the file has no `virtual:` section;"

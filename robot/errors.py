@@ -12,6 +12,7 @@ RobotError
 │   ├── MotorTimeoutError        no valid reply within the call's deadline
 │   └── MotorFaultError          overload / overheat / voltage bits reported
 └── CalibrationError             calibration file missing, unreadable or inconsistent
+    └── CalibrationDoesNotFitError   a file applied to an arm it does not fit (another arm's)
 """
 
 from dataclasses import dataclass
@@ -70,6 +71,10 @@ class MotorMissingError(MotorError):
     """An expected motor ID does not answer."""
 
 
+class FactoryMotorsError(MotorMissingError):
+    """Only ID 1 answers: the motors are factory-fresh (every new STS3215 is ID 1) or not set up yet."""
+
+
 class MotorModelError(MotorError):
     """A motor reports a model number other than the STS3215's."""
 
@@ -88,3 +93,17 @@ class MotorFaultError(MotorError):
 
 class CalibrationError(RobotError):
     """A calibration file is missing, unreadable or does not fit the arm."""
+
+
+class CalibrationDoesNotFitError(CalibrationError):
+    """A calibration file, applied to an arm, does not fit it: joints outside its ranges, or stops inside them.
+
+    `problem` and `next_step` are the message's two parts, for so101-doctor's row.
+    """
+
+    def __init__(self, arm: ArmRef, file: str, findings: list[str]) -> None:
+        self.arm = arm
+        self.findings = findings
+        self.problem = f"this calibration does not fit this arm ({file}): {'; '.join(findings)}"
+        self.next_step = f"so101-calibrate --arms={arm.name}"
+        super().__init__(f"{arm}: {self.problem}. Next: {self.next_step}")

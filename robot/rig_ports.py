@@ -5,7 +5,9 @@
         if found.control: ...   # the virtual rig's control socket (scripted operator, faults)
 
 A virtual rig already served by `so101-sim` at the configured runtime directory is used as is;
-otherwise one is started for the duration of the block and stopped after it.
+otherwise one is started for the duration of the block and stopped after it. On a virtual rig an arm
+whose port is `virtual` gets its emulated bus; a port given as a path (written by so101-ports after
+finding which of a factory-new rig's anonymous ttyACM<n> ports is which arm) is used as given.
 """
 
 import logging
@@ -14,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from robot.config import RigConfig
+from robot.config import VIRTUAL_PORT, RigConfig
 from robot.feetech.calibration_files import calibration_root
 from robot.virtual.client import VirtualRigClient, VirtualRigControlError
 from robot.virtual.config import VirtualOperator, default_runtime_dir
@@ -78,10 +80,15 @@ def rig_ports(config: RigConfig) -> Iterator[FoundPorts]:
     ports = _running(control)
     if ports is not None:
         logger.info("using the virtual rig already running at %s", runtime_dir)
-        yield FoundPorts(ports=ports, control=control, started_here=False)
+        yield FoundPorts(ports=_as_configured(config, ports), control=control, started_here=False)
         return
     with VirtualRigProcess(replace(config.virtual, runtime_dir=runtime_dir)) as process:
         endpoints = process.endpoints
         if endpoints is None:  # start() either sets them or raises
             raise VirtualRigControlError("the virtual rig started without endpoints")
-        yield FoundPorts(ports=endpoints.ports, control=endpoints.control, started_here=True)
+        yield FoundPorts(ports=_as_configured(config, endpoints.ports), control=endpoints.control, started_here=True)
+
+
+def _as_configured(config: RigConfig, emulated: dict[str, str]) -> dict[str, str]:
+    """Each arm's emulated bus, unless the rig file names its port."""
+    return {arm: emulated[arm] if port == VIRTUAL_PORT else port for arm, port in config.ports.by_arm().items()}

@@ -37,6 +37,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         "--rollout_s=2",
         "--camera_width=128",
         "--camera_height=96",
+        "--from_the_box=true",  # brand-new arms: so101-ports and so101-setup run first (make demo skips them)
         timeout_s=600,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
@@ -148,3 +149,12 @@ def test_the_folder_is_marked_as_the_demos_so_the_next_run_may_empty_it(demo):
     out, _ = demo
     assert (out / MARKER).is_file()
     check_output_dir(out)  # the next so101-demo with this --output_dir accepts it
+
+
+def test_from_the_box_the_ports_were_found_and_the_motors_set_up_first(demo):
+    import yaml
+
+    out, stdout = demo
+    ports = yaml.safe_load((out / "rig.yaml").read_text())["ports"]
+    assert sorted(ports.values()) == [str(out / "run" / f"ttyACM{n}") for n in range(4)]  # written by so101-ports
+    assert stdout.index("give every motor its id") < stdout.index("calibrate the four arms")

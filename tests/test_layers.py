@@ -5,7 +5,8 @@ which every command speaks, evaluation's too. It imports nothing of the product 
 
 Also: no import circles among the product's modules (imports inside functions and under
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
-front (`EMULATOR_FRONT`: settings, client, launcher, pre-calibrated files). The allow-list,
+front (`EMULATOR_FRONT`: settings, client, launcher, pre-calibrated files, the scripted hands of
+calibration, motor setup and port discovery). The allow-list,
 `EMULATOR_USERS`, is the two modules that run the emulator on purpose: robot/rig_ports.py and
 robot/commands/sim.py. Tests may import anything. And no product file grows past `MAX_LINES`.
 
@@ -43,6 +44,7 @@ EMULATOR_FRONT = {
     "robot.virtual.precalibrated",
     "robot.virtual.profiles",
     "robot.virtual.calibration_operator",
+    "robot.virtual.setup_operator",
 }
 # The only modules outside robot/virtual/ that run the emulator on purpose: so101-sim serves it
 # in-process, and rig_ports finds the arms' ports (a running rig, or one it starts) and writes a

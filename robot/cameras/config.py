@@ -60,6 +60,39 @@ def _check_size_and_rate(camera: str, width: int, height: int, fps: float) -> No
     _check(camera, "fps", fps, math.isfinite(fps) and 0 < fps <= 240, "frames per second in (0, 240]")
 
 
+# The names the product expects, as dataset keys observation.images.<name>.
+CAMERA_ROLES: tuple[str, ...] = ("left_wrist", "right_wrist", "overhead")
+EXPOSURE_UNITS_PER_S = 10_000  # V4L2's exposure_time_absolute counts 100 µs steps
+MAX_CONTROL_VALUE = 65_535  # UVC gain and focus are 16-bit controls
+
+
+def _check_controls(config: "OpenCVCameraConfig") -> None:
+    """Exposure, gain and focus, when set: numbers in range (None: the camera's own setting)."""
+    for name in ("exposure", "gain", "focus"):
+        value = getattr(config, name)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        _check(config.name, name, value, value is None or number, "a number, or null (the camera's own setting)")
+    frame_units = EXPOSURE_UNITS_PER_S / config.fps
+    exposure = config.exposure
+    # Longer than a frame, the camera would slow down to fit the exposure: the rate check would fail later.
+    _check(
+        config.name,
+        "exposure",
+        exposure,
+        exposure is None or 0 < exposure <= frame_units,
+        f"100 µs units in (0, {frame_units:g}] (one frame at {config.fps:g} fps), or null for auto exposure",
+    )
+    for name in ("gain", "focus"):
+        value = getattr(config, name)
+        _check(
+            config.name,
+            name,
+            value,
+            value is None or 0 <= value <= MAX_CONTROL_VALUE,
+            f"the driver's units in [0, {MAX_CONTROL_VALUE}], or null (the camera's own setting)",
+        )
+
+
 MIN_RING_FRAMES = 4  # the frames either side of a tick, and one being replaced
 
 
@@ -138,6 +171,14 @@ class OpenCVCameraConfig:
     height: int = 480  # requested and verified, pixels
     fps: float = 30.0  # requested and verified (when the driver reports it), frames per second
     fourcc: str = "MJPG"  # preferred pixel format: MJPG fits 3 cameras on one USB 2 bus, YUYV does not
+    # Manual exposure time in V4L2's units of 100 µs (156 = 15.6 ms), at most one frame period, so
+    # the rate holds; turns auto exposure off. None leaves the camera's own (usually auto) setting.
+    exposure: float | None = None
+    # Sensor gain in the driver's units (UVC cameras: often 0-255); None leaves the camera's setting.
+    gain: float | None = None
+    # Manual focus in the driver's units (UVC: often 0-255, larger is nearer); turns autofocus off.
+    # None leaves the camera's own (usually auto) setting. Fixed focus keeps a wrist camera sharp.
+    focus: float | None = None
     capture: CaptureConfig = field(default_factory=CaptureConfig)
 
     def __post_init__(self) -> None:
@@ -146,6 +187,7 @@ class OpenCVCameraConfig:
         _check(self.name, "kind", self.kind, self.kind == CameraKind.OPENCV, "'opencv'")
         _check(self.name, "device", self.device, bool(str(self.device)), "a device path or index")
         _check_size_and_rate(self.name, self.width, self.height, self.fps)
+        _check_controls(self)
         _check(
             self.name,
             "fourcc",

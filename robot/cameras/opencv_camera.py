@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import cv2
@@ -36,6 +37,31 @@ logger = logging.getLogger(__name__)
 _V4L_SELECT_TIMEOUT_ENV = "OPENCV_VIDEOIO_V4L_SELECT_TIMEOUT"
 _V4L_SELECT_TIMEOUT_S = "1"
 _FPS_TOLERANCE = 0.5  # a driver reporting 29.97 for 30 is fine, frames per second
+# A driver rounds a control to its step (focus often moves in 5s): that much difference is "applied".
+_CONTROL_TOLERANCE = 5.0
+_CONTROL_TOLERANCE_FRACTION = 0.05
+# OpenCV's V4L2 backend passes CAP_PROP_AUTO_EXPOSURE to V4L2's exposure_auto unchanged: 1 is manual
+# (3, aperture priority, is UVC's auto). CAP_PROP_AUTOFOCUS is focus_auto: 0 is manual.
+_V4L2_EXPOSURE_MANUAL = 1.0
+_V4L2_AUTOFOCUS_OFF = 0.0
+
+
+@dataclass(frozen=True)
+class _Control:
+    """One optional camera control: its config field, OpenCV property, and the auto mode it turns off."""
+
+    field: str
+    prop: int
+    mode_prop: int = -1
+    manual_mode: float | None = None  # None: the control has no auto mode to turn off
+    mode_name: str = ""
+
+
+_CONTROLS = (
+    _Control("exposure", cv2.CAP_PROP_EXPOSURE, cv2.CAP_PROP_AUTO_EXPOSURE, _V4L2_EXPOSURE_MANUAL, "manual exposure"),
+    _Control("gain", cv2.CAP_PROP_GAIN),
+    _Control("focus", cv2.CAP_PROP_FOCUS, cv2.CAP_PROP_AUTOFOCUS, _V4L2_AUTOFOCUS_OFF, "turning autofocus off"),
+)
 
 
 class VideoCaptureLike(Protocol):
@@ -62,7 +88,8 @@ def open_cv2_capture(device: int | str, backend: int) -> VideoCaptureLike:
     return cv2.VideoCapture(device, backend)
 
 
-def _fourcc_text(code: float) -> str:
+def fourcc_text(code: float) -> str:
+    """CAP_PROP_FOURCC's number as its four letters ("MJPG"); "" for none."""
     value = int(code)
     return "".join(chr((value >> (8 * i)) & 0xFF) for i in range(4)).strip("\x00")
 
@@ -113,7 +140,7 @@ class OpenCVFrameSource:
         capture.set(cv2.CAP_PROP_FRAME_HEIGHT, config.height)
         capture.set(cv2.CAP_PROP_FPS, config.fps)
         modes = f"list its modes with `v4l2-ctl -d {device} --list-formats-ext`"
-        actual_fourcc = _fourcc_text(capture.get(cv2.CAP_PROP_FOURCC))
+        actual_fourcc = fourcc_text(capture.get(cv2.CAP_PROP_FOURCC))
         if config.fourcc and actual_fourcc != config.fourcc:
             logger.warning(
                 "camera %r: asked for %s, the driver chose %r; uncompressed formats (YUYV) can saturate "
@@ -140,6 +167,37 @@ class OpenCVFrameSource:
                 config.name,
                 f"asked for {config.fps:g} fps, {device} delivers {fps:g} fps at {width}x{height}",
                 f"{modes} and set fps to one it supports at that size",
+            )
+        self._apply_controls(capture)
+
+    def _apply_controls(self, capture: VideoCaptureLike) -> None:
+        """Set exposure, gain and focus where configured, then read each back; one ignored is a warning.
+
+        After the format: on V4L2, setting the format can reset the controls. A camera that lacks a
+        control (many have no focus motor) still streams, so a setting it ignores is not an error.
+        """
+        config = self._config
+        for control in _CONTROLS:
+            value = getattr(config, control.field)
+            if value is None:
+                continue
+            manual = control.manual_mode is None or capture.set(control.mode_prop, control.manual_mode)
+            accepted = capture.set(control.prop, float(value))
+            reported = capture.get(control.prop)
+            close = abs(reported - value) <= max(_CONTROL_TOLERANCE, _CONTROL_TOLERANCE_FRACTION * value)
+            if manual and accepted and close:
+                logger.info("camera %r: %s set to %g", config.name, control.field, reported)
+                continue
+            why = f"refused {control.mode_name}" if not manual else "refused it" if not accepted else "changed it"
+            logger.warning(
+                "camera %r: %s=%g was not applied: the driver %s and reports %g, so the camera keeps its own "
+                "setting (list its controls with `v4l2-ctl -d %s --list-ctrls`)",
+                config.name,
+                control.field,
+                value,
+                why,
+                reported,
+                self._device,
             )
 
     def read(self) -> Frame:

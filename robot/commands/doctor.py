@@ -5,8 +5,9 @@
     so101-doctor --config_path=hardware_configs/so101_bimanual.yaml --json=true > doctor.json
     so101-doctor --dataset.vcodec=h264 --dataset.root=$HOME/datasets   # as so101-record will write
 
-One row per check (port, motors, calibration, power, motor status, bus timing per arm; disk; video
-encoder), each pass, warn or fail with the next step. Nothing on the arms is changed. Exit status
+One row per check (serial permissions, brltty and ModemManager; port, motors, calibration, power
+against the rig file's `power`, motor status, bus timing per arm; cameras; disk; video encoder and its
+speed; real-time scheduling), each pass, warn or fail with the next step. Nothing on the arms is changed. Exit status
 is 1 when any row fails.
 """
 

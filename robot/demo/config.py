@@ -13,6 +13,8 @@ class DemoConfig:
 
     # Where the demo keeps its rig, datasets, reports and logs; emptied at start (a new, empty or demo folder only)
     output_dir: Path = Path("outputs/demo")
+    # Start from brand-new arms (adapters unplugged, every motor id 1): so101-ports and so101-setup run first
+    from_the_box: bool = False
     # Seconds of teleoperation through so101-teleop (0 skips it)
     teleop_s: float = 6.0
     # Demonstrations to record, how long each one is and the reset between them, seconds

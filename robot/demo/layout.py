@@ -69,9 +69,13 @@ def check_output_dir(out: Path) -> None:
     )
 
 
-def write_demo_rig(paths: DemoPaths, width: int, height: int) -> Path:
-    """The virtual rig file with the demo's folders and camera size, for every command of the demo."""
+def write_demo_rig(paths: DemoPaths, width: int, height: int, *, factory_new: bool = False) -> Path:
+    """The virtual rig file with the demo's folders and camera size, for every command of the demo.
+
+    `factory_new`: the arms as they come out of the box (so101-ports and so101-setup come first).
+    """
     rig = yaml.safe_load(DEFAULT_RIG_FILE.read_text())
+    rig["virtual"]["factory_new"] = factory_new
     rig["calibration"]["dir"] = str(paths.out / "calibration")
     rig["virtual"]["runtime_dir"] = str(paths.out / "run")
     rig["virtual"]["state_dir"] = str(paths.out / "motor_flash")

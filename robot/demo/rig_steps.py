@@ -37,7 +37,8 @@ def prepare_folder(runner: StepRunner) -> None:
     (out / "run").mkdir(parents=True)
     (out / MARKER).write_text("so101-demo's folder: emptied by every run of so101-demo with this --output_dir\n")
     runner.paths.logs.mkdir()
-    write_demo_rig(runner.paths, runner.config.camera_width, runner.config.camera_height)
+    config = runner.config
+    write_demo_rig(runner.paths, config.camera_width, config.camera_height, factory_new=config.from_the_box)
 
 
 @contextmanager
@@ -79,9 +80,29 @@ def virtual_rig(runner: StepRunner) -> Iterator[RunningRig]:
         sim_log.close()
 
 
+def box_steps(runner: StepRunner) -> None:
+    """Brand-new arms (`--from_the_box=true`): find each arm's port, then give every motor its id."""
+    runner.say(
+        "find which USB port is which arm",
+        "Out of the box the four adapters are unplugged and, once plugged in, get anonymous ttyACM<n> names. "
+        "so101-ports asks for each arm's cable in turn (the virtual rig's hands plug it in) and the port "
+        "that appeared is that arm's; the ports are written into the rig file.",
+    )
+    runner.run("so101-ports", *runner.rig_args, "--write=true")
+    runner.say(
+        "give every motor its id",
+        "Every new STS3215 answers as id 1, so the arm's handshake fails. so101-setup asks for one motor at "
+        "a time on the cable (gripper first), checks exactly one answers, and gives it its id at 1 Mbps "
+        "with LeRobot's setup_motor; then it checks the assembled chain answers as ids 1-6.",
+    )
+    runner.run("so101-setup", *runner.rig_args)
+
+
 def hardware_steps(runner: StepRunner, rig: RunningRig) -> None:
     """Calibrate, preflight, teleoperate and record demonstrations on the running rig."""
     config, paths = runner.config, runner.paths
+    if config.from_the_box:
+        box_steps(runner)
     runner.say(
         "calibrate the four arms",
         "LeRobot's calibration procedure on each arm: the scripted operator holds the arm in its middle "

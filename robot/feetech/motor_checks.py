@@ -8,7 +8,15 @@ number and a calibration), so so101-doctor and connect can say what they found.
 import scservo_sdk as scs
 from lerobot.motors.feetech import FeetechMotorsBus
 
-from robot.errors import ArmRef, MotorError, MotorMissingError, MotorModelError, MotorTimeoutError, NotAServoBusError
+from robot.errors import (
+    ArmRef,
+    FactoryMotorsError,
+    MotorError,
+    MotorMissingError,
+    MotorModelError,
+    MotorTimeoutError,
+    NotAServoBusError,
+)
 from robot.feetech.bus_guards import DOCTOR, translate
 from robot.feetech.sts3215 import MODEL_STS3215, REGISTERS, Register
 from robot.joints import JOINT_NAMES, MOTOR_IDS
@@ -65,6 +73,7 @@ def check_motors(ref: ArmRef, bus: FeetechMotorsBus) -> None:
 
     Raises:
         NotAServoBusError: no motor answered at all.
+        FactoryMotorsError: only ID 1 answered (new motors, or motor setup never ran).
         MotorMissingError, MotorModelError, MotorError: which motors, and what to do.
     """
     found: dict[str, int] = {}
@@ -79,6 +88,13 @@ def check_motors(ref: ArmRef, bus: FeetechMotorsBus) -> None:
             "check the arm's power supply and that this port is the arm's controller board; " + DOCTOR,
         )
     missing = [j for j in JOINT_NAMES if j not in found]
+    if list(found) == [JOINT_NAMES[0]]:  # MOTOR_IDS starts at 1: only ID 1 answers
+        raise FactoryMotorsError(
+            ref,
+            None,
+            "only motor id 1 answers: the motors are factory-fresh (every new STS3215 is id 1) or not set up yet",
+            f"give each motor its id: so101-setup --arms={ref.name}",
+        )
     if missing:
         ids = ", ".join(f"{j} (id {MOTOR_IDS[j]})" for j in missing)
         raise MotorMissingError(ref, ids, "does not answer", "check that motor's cable and daisy chain; " + DOCTOR)

@@ -15,16 +15,18 @@ import termios
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 import scservo_sdk as scs
 import serial
+from lerobot.motors.feetech import FeetechMotorsBus
 from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
 
 from robot.arm import ArmHealth, JointPositions, JointReading
-from robot.config import BusConfig, CalibrationConfig, MismatchPolicy
+from robot.config import BusConfig, CalibrationConfig
 from robot.errors import (
     ArmConnectionError,
     ArmRef,
@@ -36,11 +38,13 @@ from robot.errors import (
 from robot.feetech.bus_guards import DOCTOR as _DOCTOR
 from robot.feetech.bus_guards import silent_in, translate, within_deadline
 from robot.feetech.calibration_files import (
+    ArmCalibration,
     arm_calibration_dir,
     calibration_path,
     calibration_root,
     load_calibration,
 )
+from robot.feetech.calibration_fit import apply_file, check_fit
 from robot.feetech.health_block import HEALTH_ADDRESS, HEALTH_LENGTH, motor_health
 from robot.feetech.motor_checks import check_motors, motor_calibration
 from robot.feetech.packets import CheckedPacketHandler
@@ -124,6 +128,21 @@ class SO101Arm:
         """
         self._open(with_calibration=False, then=lambda: None)
 
+    def open_for_setup(self) -> FeetechMotorsBus:
+        """Open the port with no handshake and nothing written: LeRobot's bus, for so101-setup.
+
+        Factory-fresh motors all answer as ID 1, so the handshake would fail; motor setup finds
+        each motor at whatever ID and baud rate it has.
+        """
+        device = self._make_device(with_calibration=False)
+        self._install_port_handler(device)
+        try:
+            device.bus.connect(handshake=False)
+        except ConnectionError as e:
+            raise self._open_error(e.__cause__ or e) from e
+        self._device = device
+        return device.bus
+
     def _open(self, *, with_calibration: bool, then: Callable[[], None]) -> None:
         """Open the port, check the motors, run `then`; on any failure close the port again."""
         device = self._make_device(with_calibration=with_calibration)
@@ -145,10 +164,10 @@ class SO101Arm:
         return motor_calibration(self.ref, self.device.bus)
 
     def connect(self, *, require_calibration: bool = True) -> None:
-        """Open the port, check every motor, apply calibration, configure.
+        """Open the port, check every motor, apply calibration, configure, check the file fits (calibration_fit.py).
 
         With `require_calibration=False` (so101-calibrate) a missing calibration file is fine and
-        the motors are not configured; the caller calibrates and then calls `configure()`.
+        the motors are neither configured nor checked; the caller calibrates, then calls `configure()`.
         """
         have_file = self.calibration_file.exists()
         if have_file:
@@ -159,10 +178,12 @@ class SO101Arm:
             )
 
         def calibrate_and_configure() -> None:
-            if have_file:
-                self._apply_calibration()
+            previous = self._apply_calibration() if have_file else None
             if require_calibration:
                 self.configure()
+                bus, file, moves = self.device.bus, self.calibration_file, self.role is Role.FOLLOWER
+                fit = partial(check_fit, self.ref, bus, file, previous=previous, may_move=moves)  # refuses a misfit
+                self._translate(fit, motor=None, what="check that the calibration fits")
 
         self._open(with_calibration=True, then=calibrate_and_configure)
 
@@ -224,31 +245,12 @@ class SO101Arm:
         bus.sync_writer = scs.GroupSyncWrite(handler, bus.packet_handler, 0, 0)
         self._health_reader = scs.GroupSyncRead(handler, bus.packet_handler, HEALTH_ADDRESS, HEALTH_LENGTH)
 
-    def _apply_calibration(self) -> None:
-        device = self.device
-        calibration = load_calibration(self.calibration_file)
-        device.calibration = calibration
-        device.bus.calibration = calibration
-        if self._translate(lambda: device.bus.is_calibrated, motor=None, what="read calibration registers"):
-            return
-        if self.calibration_config.on_mismatch is MismatchPolicy.FAIL:
-            raise CalibrationError(
-                f"{self.ref}: the motors' calibration differs from {self.calibration_file}"
-                " (calibration.on_mismatch=fail). Next: run so101-calibrate,"
-                " or set calibration.on_mismatch=write_file"
-            )
-        logger.warning(
-            "%s: motor calibration differed from %s; wrote the file's values to the motors."
-            " If you replaced a motor, run so101-calibrate.",
-            self.ref,
-            self.calibration_file,
-        )
-
-        def write() -> None:
-            with device.bus.torque_disabled():
-                device.bus.write_calibration(calibration)
-
-        self._translate(write, motor=None, what="write calibration")
+    def _apply_calibration(self) -> ArmCalibration | None:  # the motors' calibration, if the file was written
+        device, policy = self.device, self.calibration_config.on_mismatch
+        apply = partial(apply_file, self.ref, device.bus, self.calibration_file, policy)
+        previous = self._translate(apply, motor=None, what="apply calibration")
+        device.calibration = device.bus.calibration
+        return previous
 
     # --- I/O -------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from robot.virtual.motor import Motor
 from robot.virtual.physics import JointModel
 from robot.virtual.profiles import JointProfile
 
-SUPPLY_V = {Role.FOLLOWER: 12.0, Role.LEADER: 5.0}
+SUPPLY_V = {Role.FOLLOWER: 12.0, Role.LEADER: 5.0}  # each role's supply unless the rig says (`follower_supply_v`)
 
 
 def joint_model(profile: JointProfile) -> JointModel:
@@ -24,8 +24,9 @@ def joint_model(profile: JointProfile) -> JointModel:
     )
 
 
-def build_motors(profiles: dict[str, JointProfile], role: Role, t0_s: float) -> list[Motor]:
-    """Six factory-fresh motors (IDs 1..6, uncalibrated) on one arm's mechanics."""
-    return [
-        Motor(MOTOR_IDS[name], joint_model(profiles[name]), supply_v=SUPPLY_V[role], t0_s=t0_s) for name in JOINT_NAMES
-    ]
+def build_motors(
+    profiles: dict[str, JointProfile], role: Role, t0_s: float, supply_v: float | None = None
+) -> list[Motor]:
+    """Six factory-fresh motors (IDs 1..6, uncalibrated) on one arm's mechanics, fed `supply_v` (default the role's)."""
+    volts = SUPPLY_V[role] if supply_v is None else supply_v
+    return [Motor(MOTOR_IDS[name], joint_model(profiles[name]), supply_v=volts, t0_s=t0_s) for name in JOINT_NAMES]

@@ -121,6 +121,14 @@ class VirtualRigClient:
         """Plug an unplugged motor back in."""
         self.request("replug", bus=bus, motor=motor)
 
+    def connect_only(self, bus: str, joint: str) -> None:
+        """Leave only `joint`'s motor connected on `bus` (motor setup: one motor at a time)."""
+        self.request("connect_only", bus=bus, joint=joint)
+
+    def connect_all(self, bus: str) -> None:
+        """Connect every motor of `bus` again (the arm's chain)."""
+        self.request("connect_all", bus=bus)
+
     def hangup(self, bus: str) -> None:
         """Make a bus's serial port vanish."""
         self.request("hangup", bus=bus)

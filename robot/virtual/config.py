@@ -7,11 +7,13 @@ imports none of it, and the emulator imports its settings from here.
 import json
 import os
 import tempfile
+import zlib
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from robot.config_checks import reject_non_finite
+from robot.joints import ARM_NAMES
 
 
 class TimingMode(StrEnum):
@@ -43,6 +45,14 @@ class VirtualRigConfig:
     # Start with every motor calibrated, as if so101-calibrate had run before (commands then write
     # the matching LeRobot files where none exist). False: factory-fresh motors.
     calibrated: bool = False
+    # Brand-new arms, as they come out of the box: every motor answers as ID 1 at 1 Mbps (so only
+    # so101-setup can tell them apart), nothing is calibrated, and the four USB adapters are unplugged
+    # until plugged in one at a time (the control socket's `reopen`), under anonymous ttyACM<n> names
+    # in a seeded order, so a person or a test must find which port is which arm.
+    factory_new: bool = False
+    # The voltage the followers' supply gives, V: 12 like the kit's 12 V adapter. 7.4 shows a 5 V
+    # build or a missing 12 V supply to so101-doctor (the rig file's `power`); leaders are always on 5.
+    follower_supply_v: float = 12.0
     # SCHED_FIFO priority of the emulator processes when permitted (0: never). Real buses are not
     # slowed by the host's load, so neither are the emulated ones: the default is one above the rig's
     # loop (10), and so above its bus and camera threads (9). A rig file that left it out got
@@ -56,6 +66,10 @@ class VirtualRigConfig:
             raise ValueError(f"virtual.usb_latency_ms={self.usb_latency_ms}: must be >= 0")
         if self.tremor_steps < 0:
             raise ValueError(f"virtual.tremor_steps={self.tremor_steps}: must be >= 0")
+        if self.factory_new and self.calibrated:
+            raise ValueError("virtual.factory_new=true and virtual.calibrated=true: new motors are not calibrated")
+        if not self.follower_supply_v > 0:
+            raise ValueError(f"virtual.follower_supply_v={self.follower_supply_v}: must be > 0 (volts)")
 
 
 def default_runtime_dir() -> Path:
@@ -79,3 +93,15 @@ def config_from_json(text: str) -> VirtualRigConfig:
     if "timing" in raw:
         raw["timing"] = TimingMode(raw["timing"])
     return VirtualRigConfig(**raw)
+
+
+def link_names(config: VirtualRigConfig) -> dict[str, str]:
+    """Each bus's pty link name in the runtime dir: the arm's name, or ttyACM<n> for factory-new arms.
+
+    Out of the box nothing says which adapter is which arm: the names are handed out in an order
+    seeded by `config.seed`, as the kernel numbers adapters in the order they were plugged in.
+    """
+    if not config.factory_new:
+        return {bus: bus for bus in ARM_NAMES}
+    order = sorted(ARM_NAMES, key=lambda bus: zlib.crc32(f"{config.seed}:{bus}".encode()))
+    return {bus: f"ttyACM{order.index(bus)}" for bus in ARM_NAMES}

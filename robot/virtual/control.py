@@ -9,8 +9,8 @@
     <- {"ok": false, "error": "unknown op 'nope'; expected one of ..."}
 
 Operations: ping, ports, state, set_hand, play, stop, operator, set_object, set_temperature, poke,
-add_fault, clear_faults, faults, power_cycle, unplug, replug, hangup, reopen, trace, trace_clear,
-trace_dump, stats, save_flash. The transport (the pty server) supplies the port operations.
+add_fault, clear_faults, faults, power_cycle, unplug, replug, connect_only, connect_all, hangup, reopen,
+trace, trace_clear, trace_dump, stats, save_flash. The transport (the pty server) supplies the port operations.
 """
 
 from collections.abc import Callable
@@ -183,6 +183,29 @@ class ControlHandler:
                 motor.replug(self.model.clock())
                 return {}
         raise ControlError(f"no unplugged motor {motor_id} on {bus.name}")
+
+    def op_connect_only(self, request: Request) -> Reply:
+        """Leave only `joint`'s motor on the bus (the others' cables pulled), as motor setup asks."""
+        bus = self.model.buses[self._bus(request)]
+        joint = request.get("joint")
+        if joint not in JOINT_NAMES:
+            raise ControlError(f"joint={joint!r}: expected one of {list(JOINT_NAMES)}")
+        t = self.model.clock()
+        for name, motor in zip(JOINT_NAMES, bus.motors, strict=True):
+            if name != joint and motor.plugged:
+                motor.unplug(None, t)
+            elif name == joint and not motor.plugged:
+                motor.replug(t)
+        return {}
+
+    def op_connect_all(self, request: Request) -> Reply:
+        """Plug every motor of the bus back in (the arm's daisy chain assembled)."""
+        bus = self.model.buses[self._bus(request)]
+        t = self.model.clock()
+        for motor in bus.motors:
+            if not motor.plugged:
+                motor.replug(t)
+        return {}
 
     def op_hangup(self, request: Request) -> Reply:
         """Make a bus's serial port vanish, as if its USB cable were pulled."""

@@ -62,14 +62,17 @@ class VirtualRigModel:
         for name in ARM_NAMES:
             role = _role(name)
             profiles = arm_profiles(name, role, config.seed)
-            motors = build_motors(profiles, role, t0)
+            supply_v = config.follower_supply_v if role is Role.FOLLOWER else None
+            motors = build_motors(profiles, role, t0, supply_v)
             self.buses[name] = VirtualBus(name, motors, timing=timing, faults=self.faults, trace=self.trace)
             arms[name] = VirtualArm(name, motors, profiles)
         self.arms = arms
         self.operator = ScriptedOperator(arms, seed=config.seed, tremor_steps=config.tremor_steps, moved=served)
         if config.calibrated:
             self._write_motor_calibration()
-        self._load_flash()
+        if config.factory_new:
+            self._factory_ids()
+        self._load_flash()  # a state_dir's saved flash wins: a set-up arm stays set up
 
     # --- transport entry point -----------------------------------------------------------
 
@@ -99,6 +102,13 @@ class VirtualRigModel:
                 # LeRobot's configure() ran at some earlier connect too: no 500 µs return delay.
                 flash[REGISTERS["Return_Delay_Time"].address] = 0
                 motor.load_flash(bytes(flash))
+
+    def _factory_ids(self) -> None:
+        """Every motor answers as ID 1, as every new STS3215 does (and stays so until so101-setup)."""
+        address = REGISTERS["ID"].address
+        for bus in self.buses.values():
+            for motor in bus.motors:
+                motor.poke(address, bytes([1]))
 
     # --- scenarios and persistence ---------------------------------------------------------
 

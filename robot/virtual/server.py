@@ -35,7 +35,7 @@ from pathlib import Path
 from robot.joints import ARM_NAMES
 from robot.stop_flag import StopFlag
 from robot.virtual.bus import as_transfers
-from robot.virtual.config import VirtualRigConfig, config_from_json, default_runtime_dir
+from robot.virtual.config import VirtualRigConfig, config_from_json, default_runtime_dir, link_names
 from robot.virtual.control import ControlHandler
 from robot.virtual.front import FrontServer
 from robot.virtual.json_socket import JsonLineSocket
@@ -62,7 +62,8 @@ class PtyServer:
         self.runtime_dir = runtime_dir
         self.buses = buses
         self.control_path = control_path
-        self._ports = {name: PtyPort(runtime_dir / name) for name in buses}
+        links = link_names(model.config)
+        self._ports = {name: PtyPort(runtime_dir / links[name]) for name in buses}
         self._heap: list[tuple[float, int, str, bytes]] = []
         self._order = itertools.count()
         self._selector = selectors.SelectSelector()
@@ -273,10 +274,14 @@ def serve(config: VirtualRigConfig, *, announce=print) -> None:
                 raise RuntimeError(f"the process for virtual bus {bus} did not start")
             receive.recv()
             children[bus] = child
-        ports = {bus: str(runtime_dir / bus) for bus in ARM_NAMES}
+        links = link_names(config)
+        ports = {bus: str(runtime_dir / links[bus]) for bus in ARM_NAMES}
         front = FrontServer(runtime_dir / CONTROL_SOCKET, ports, {b: bus_socket(runtime_dir, b) for b in ARM_NAMES})
         front.start()
         self_test(ports)
+        if config.factory_new:  # out of the box: every adapter unplugged until the person plugs it in
+            for bus in ARM_NAMES:
+                front.handle({"op": "hangup", "bus": bus})
         front.forward_all({"op": "trace_clear"})
         announce(json.dumps({"ready": True, "ports": ports, "control": str(front.control_path), "pid": os.getpid()}))
         if not stop.is_set():

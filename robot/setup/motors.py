@@ -1,0 +1,133 @@
+"""Motor setup for one arm: give each motor its ID and 1 Mbps, one motor at a time, then check the chain.
+
+    connect only the gripper -> census: exactly one motor? -> LeRobot's setup_motor (ID 6, 1 Mbps)
+    connect only wrist_roll  -> ...                        -> ID 5
+    ...
+    connect the whole chain  -> census: ids 1..6 at 1 Mbps, each exactly once
+
+Every new STS3215 answers as ID 1 at 1 Mbps, so the person connects one motor at a time (LeRobot's
+`lerobot-setup-motors` does the same, gripper first). LeRobot's own scan takes the first motor it
+hears; here a census counts every reply first, so two motors on the cable at once (or two sharing
+an ID) are refused instead of one of them being renumbered at random.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from robot.errors import ArmRef, MotorError
+from robot.feetech.motor_census import Census, take_census
+from robot.joints import JOINT_NAMES, MOTOR_IDS
+
+DEFAULT_BAUD = 1_000_000  # what LeRobot's SO classes talk at, and what setup leaves every motor at
+CHAIN_IDS = tuple(sorted(MOTOR_IDS.values()))
+
+
+class MotorSetupError(MotorError):
+    """Motor setup stopped: nothing more was changed, and the line says what to fix."""
+
+
+class ArmAlreadySetUpError(MotorSetupError):
+    """The arm already answers as a set-up chain: setup would only renumber motors that are right."""
+
+
+class MotorCue(Protocol):
+    """Who connects the motors: a person at the arm, or the virtual rig's hands."""
+
+    def connect_only(self, joint: str) -> None:
+        """Return once only `joint`'s motor is on the board's cable."""
+        ...
+
+    def connect_all(self) -> None:
+        """Return once the arm's whole daisy chain is connected again."""
+        ...
+
+
+@dataclass(frozen=True)
+class MotorAssigned:
+    """One motor set up: where it was found, and the ID it has now (at 1 Mbps)."""
+
+    joint: str
+    found_id: int
+    found_baud: int
+    motor_id: int
+
+
+def _again(ref: ArmRef) -> str:
+    return f"so101-setup --arms={ref.name}"
+
+
+def already_set_up(census: Census) -> bool:
+    """Six motors answer at 1 Mbps, as ids 1..6, each once, and nothing collides."""
+    at_default = census.at(DEFAULT_BAUD)
+    return at_default is not None and tuple(sorted(at_default.ids)) == CHAIN_IDS and not census.garbled
+
+
+def _the_one_motor(ref: ArmRef, joint: str, census: Census) -> tuple[int, int]:
+    if census.replies == 0 and not census.garbled:
+        raise MotorSetupError(
+            ref,
+            joint,
+            "no motor answers at any baud rate",
+            f"connect the {joint} motor (only it) to the board, check the board's power, then run {_again(ref)}",
+        )
+    if census.replies > 1 or census.garbled:
+        raise MotorSetupError(
+            ref,
+            joint,
+            f"more than one motor answers ({census.describe()}), so it cannot tell which one is the {joint}",
+            f"unplug every other motor's cable so only the {joint} motor is connected, then run {_again(ref)}",
+        )
+    (found,) = [(b.baud, b.ids[0]) for b in census.by_baud if b.ids]
+    return found
+
+
+def setup_arm(ref: ArmRef, bus: Any, cue: MotorCue, say: Callable[[str], None] = print) -> list[MotorAssigned]:
+    """Set every motor of one arm (LeRobot's bus `bus`, opened without a handshake); gripper first.
+
+    Raises:
+        ArmAlreadySetUpError: the chain already answers as ids 1..6 at 1 Mbps (nothing written).
+        MotorSetupError: no motor, or more than one, answered for a joint; or the chain is not
+            complete afterwards. Motors set before the failure keep their new IDs (setup can rerun).
+    """
+    if already_set_up(take_census(bus, [DEFAULT_BAUD])):
+        raise ArmAlreadySetUpError(
+            ref,
+            None,
+            "already answers as a set-up chain (ids 1-6 at 1 Mbps); nothing was changed",
+            f"calibrate it: so101-calibrate --arms={ref.name}",
+        )
+    assigned = []
+    for joint in reversed(JOINT_NAMES):
+        cue.connect_only(joint)
+        baud, found_id = _the_one_motor(ref, joint, take_census(bus))
+        try:
+            bus.setup_motor(joint, initial_baudrate=baud, initial_id=found_id)
+        except (RuntimeError, ConnectionError, OSError) as e:
+            raise MotorSetupError(
+                ref,
+                joint,
+                f"LeRobot's setup_motor failed ({e})",
+                f"check the {joint} motor's cable, then run {_again(ref)}",
+            ) from e
+        after = take_census(bus, [DEFAULT_BAUD]).at(DEFAULT_BAUD)
+        if after is None or after.ids != (MOTOR_IDS[joint],):
+            raise MotorSetupError(
+                ref,
+                joint,
+                f"after setup it does not answer as id {MOTOR_IDS[joint]} at 1 Mbps",
+                f"power-cycle the arm's board, then run {_again(ref)}",
+            )
+        assigned.append(MotorAssigned(joint, found_id, baud, MOTOR_IDS[joint]))
+        say(f"{joint}: id {found_id} at {baud} baud -> id {MOTOR_IDS[joint]} at 1 Mbps")
+    cue.connect_all()
+    chain = take_census(bus, [DEFAULT_BAUD])
+    if not already_set_up(chain):
+        raise MotorSetupError(
+            ref,
+            None,
+            f"the connected chain answers as {chain.describe()}, not ids 1-6 once each",
+            "check each daisy-chain cable between the motors (a loose one cuts off every motor after it), "
+            "then run so101-doctor --config_path=<rig file>",
+        )
+    return assigned
