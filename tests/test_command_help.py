@@ -15,7 +15,8 @@ from tests.support.command_configs import SCRIPTS, command_main, config_class
 
 MAX_HELP_LINES = 120
 RIG_COMMANDS = ["so101-sim", "so101-ports", "so101-setup", "so101-cameras", "so101-udev", "so101-calibrate",
-                "so101-release", "so101-doctor", "so101-teleop", "so101-record", "so101-deploy", "so101-replay"]  # fmt: skip
+                "so101-release", "so101-doctor", "so101-teleop", "so101-record", "so101-deploy",
+                "so101-replay"]  # fmt: skip
 
 
 def _help(script: str, capsys, flag: str = "--help") -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from robot.virtual.client import VirtualRigClient
+from tests.support.bus_trace import goal_writes, present_read_before
 from tests.support.commands import ForegroundJob, run, sim_client, virtual_rig_file, wait_until
 from tests.support.record_runs import record_args, rig_file
 
@@ -55,37 +56,6 @@ def wait_recording(job: ForegroundJob, episode: str, at_least_s: float = 0.5) ->
 
 
 # --- the bus trace ---------------------------------------------------------------------------------
-
-
-def goal_writes(records: list[dict]) -> list[tuple[int, dict[int, int]]]:
-    """(record index, goal by motor id) of every Goal_Position write in a bus's trace."""
-    writes = []
-    for index, record in enumerate(records):
-        if record.get("dir") != "host->bus" or record.get("register") != "Goal_Position":
-            continue
-        if record.get("inst") == "SYNC_WRITE":
-            writes.append((index, {int(k): v for k, v in record["values"].items()}))
-        elif record.get("inst") == "WRITE":
-            writes.append((index, {int(record["id"]): record["value"]}))
-    return writes
-
-
-def present_read_before(records: list[dict], index: int) -> dict[int, int]:
-    """The Present_Position values of the last sync read before record `index` (from its status packets)."""
-    starts = [i for i in range(index) if records[i].get("inst") == "SYNC_READ" and
-              records[i].get("register") == "Present_Position"]  # fmt: skip
-    assert starts, "no position read before the last goal write"
-    values: dict[int, int] = {}
-    for record in records[starts[-1] + 1 : index]:
-        if record.get("dir") != "bus->host":
-            continue
-        data = bytes.fromhex(record["hex"])
-        while len(data) >= 8 and data[:2] == b"\xff\xff":  # ff ff id length error p0 p1 checksum
-            length = data[3]
-            if length == 4:
-                values[data[2]] = int.from_bytes(data[5:7], "little")
-            data = data[4 + length :]
-    return values
 
 
 def check_frozen(client: VirtualRigClient) -> None:

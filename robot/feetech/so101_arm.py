@@ -134,17 +134,10 @@ class SO101Arm:
         Factory-fresh motors all answer as ID 1, so the handshake would fail; motor setup finds
         each motor at whatever ID and baud rate it has.
         """
-        device = self._make_device(with_calibration=False)
-        self._install_port_handler(device)
-        try:
-            device.bus.connect(handshake=False)
-        except ConnectionError as e:
-            raise self._open_error(e.__cause__ or e) from e
-        self._device = device
-        return device.bus
+        return self._open_port(with_calibration=False).bus
 
-    def _open(self, *, with_calibration: bool, then: Callable[[], None]) -> None:
-        """Open the port, check the motors, run `then`; on any failure close the port again."""
+    def _open_port(self, *, with_calibration: bool) -> SOFollower | SOLeader:
+        """LeRobot's device on our guarded port handler, its port open (no handshake)."""
         device = self._make_device(with_calibration=with_calibration)
         self._install_port_handler(device)
         try:
@@ -152,6 +145,11 @@ class SO101Arm:
         except ConnectionError as e:
             raise self._open_error(e.__cause__ or e) from e
         self._device = device
+        return device
+
+    def _open(self, *, with_calibration: bool, then: Callable[[], None]) -> None:
+        """Open the port, check the motors, run `then`; on any failure close the port again."""
+        device = self._open_port(with_calibration=with_calibration)
         try:
             check_motors(self.ref, device.bus)
             then()

@@ -11,8 +11,7 @@ from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
 from tests.support.clocks import FakeClock
-
-RIG_ID = "test_rig"
+from tests.support.rig_files import IN_PROCESS_RIG_ID as RIG_ID
 
 
 @pytest.fixture

@@ -36,8 +36,9 @@ from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import calibration_file, calibration_values, write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
-from tests.robot.conftest import RIG_ID
+from tests.support.bus_trace import goal_writes, present_read_before
 from tests.support.commands import run, sim_client, virtual_rig_file
+from tests.support.rig_files import IN_PROCESS_RIG_ID as RIG_ID
 
 FOREIGN = Path(__file__).resolve().parents[1] / "fixtures" / "foreign_calibration"
 # Each real file on a virtual arm of its role.
@@ -58,42 +59,12 @@ def install(root: Path, arm: str, text: str) -> Path:
     return path
 
 
-def goal_writes(records: list[dict]) -> list[tuple[int, dict[int, int]]]:
-    """(record index, goal by motor id) of every Goal_Position write in one bus's trace."""
-    writes = []
-    for index, record in enumerate(records):
-        if record.get("dir") != "host->bus" or record.get("register") != "Goal_Position":
-            continue
-        if record.get("inst") == "SYNC_WRITE":
-            writes.append((index, {int(k): v for k, v in record["values"].items()}))
-        elif record.get("inst") == "WRITE":
-            writes.append((index, {int(record["id"]): record["value"]}))
-    return writes
-
-
-def present_before(records: list[dict], index: int) -> dict[int, int]:
-    """Present_Position by motor id, from the status packets of the last positions read before record `index`."""
-    reads = [
-        i
-        for i in range(index)
-        if records[i].get("inst") in ("SYNC_READ", "READ") and records[i].get("register") == "Present_Position"
-    ]
-    values: dict[int, int] = {}
-    for record in records[reads[-1] + 1 : index]:
-        data = bytes.fromhex(record["hex"]) if record.get("dir") == "bus->host" else b""
-        while len(data) >= 8 and data[:2] == b"\xff\xff":  # ff ff id length error p0 p1 checksum
-            if data[3] == 4:
-                values[data[2]] = int.from_bytes(data[5:7], "little")
-            data = data[4 + data[3] :]
-    return values
-
-
 def largest_goal_step(records: list[dict]) -> int:
     """The largest change of a joint's goal between writes; the first counted from the pose read before it."""
     writes = goal_writes(records)
     assert writes, "the probe wrote no goal"
     index, first = writes[0]
-    previous = present_before(records, index)
+    previous = present_read_before(records, index)
     assert set(previous) >= set(first), (previous, first)
     largest = 0
     for _, goals in writes:

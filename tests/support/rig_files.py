@@ -5,6 +5,8 @@ from pathlib import Path
 import yaml
 
 CAMERAS = ("left_wrist", "right_wrist", "overhead")
+# The rig id of tests/robot's in-process arms (their calibration files are named after it).
+IN_PROCESS_RIG_ID = "test_rig"
 # A busy 2-core machine can delay a synthetic camera's render thread past the default 0.25 s stale
 # bound and end a recording; stale detection itself is tested in tests/robot (cameras/ among it).
 RELAXED_CAPTURE = {"max_frame_age_s": 1.0}
