@@ -1,5 +1,6 @@
-"""What a recording run prints: the dataset it opened, each episode's quality card, what it saved."""
+"""What a recording run prints: the dataset it opened, each episode's quality card, what it saved, what next."""
 
+import shlex
 from pathlib import Path
 
 from rich.table import Table
@@ -58,3 +59,26 @@ def card_table(cards: list[QualityCard]) -> Table:
             verdict,
         )
     return table
+
+
+def train_next_step(repo_id: str, folder: Path) -> str:
+    """The lerobot-train command line for a recorded dataset (the user adds the policy and the rest)."""
+    return (
+        "train with: "
+        + shlex.join(["lerobot-train", f"--dataset.repo_id={repo_id}", f"--dataset.root={folder}"])
+        + " ..."
+    )
+
+
+def rollout_next_steps(folder: Path) -> str:
+    """What to run on so101-deploy's saved rollouts, in order: each command on a line of its own, as it pastes."""
+    steps = (
+        ("score them (add --scorer=heuristic to score offline, without an API key)", "so101-judge", "--dataset.root"),
+        ("then check and override the scores in a browser", "so101-review", "--dataset.root"),
+        ("then compare policies (list each policy's judged dataset)", "so101-report", "--datasets"),
+    )
+    lines = ["next steps:"]
+    for why, script, option in steps:
+        value = f"[{folder}]" if option == "--datasets" else str(folder)
+        lines += [f"  {why}:", f"    {shlex.join([script, f'{option}={value}'])}"]
+    return "\n".join(lines)

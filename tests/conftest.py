@@ -19,12 +19,18 @@ os.environ.setdefault("XDG_RUNTIME_DIR", str(_CACHE_ROOT / "run"))
 Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True)
 # No key from the developer's shell may reach a test by accident.
 os.environ.pop("ANTHROPIC_API_KEY", None)
+# The next steps every command printed in this session, parsed at its end (tests/support/next_steps.py).
+os.environ["SO101_NEXT_STEPS_LOG"] = str(_CACHE_ROOT / "next_steps.jsonl")
 
 
 import threading  # noqa: E402 - after the environment above, on purpose
 import time  # noqa: E402
 
 import pytest  # noqa: E402
+
+from tests.support import next_steps  # noqa: E402
+
+next_steps.watch_capture_fixtures()
 
 
 @pytest.fixture(autouse=True)
@@ -80,6 +86,25 @@ def pytest_runtest_call(item):
     _ordinary_main_thread(item.nodeid)  # threads the test started and left (a session's browser driver)
 
 
+def pytest_runtest_logreport(report) -> None:
+    """Log the next steps in what a test printed and did not read itself (an in-process command's output)."""
+    text = "\n".join(getattr(report, name, "") for name in ("capstdout", "capstderr", "caplog"))
+    next_steps.record(text, report.nodeid)
+
+
+# Next-step commands printed in this session that their command's parser refuses (pytest_sessionfinish).
+UNPARSED_NEXT_STEPS: list[str] = []
+
+
+def pytest_sessionfinish(session) -> None:
+    """Parse every next step the session's commands printed; one that does not parse fails the run.
+
+    A test cannot see what the whole suite printed, so the check runs here, after the last test:
+    each failure is listed in the terminal summary, and the exit status becomes 1.
+    """
+    UNPARSED_NEXT_STEPS.extend(next_steps.check_session(session))
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """How many in-test retries fired, and in which tests (tests/support/retries.py): the release note quotes it."""
     from tests.support.retries import TALLY, summary_lines
@@ -89,3 +114,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(line)
     if REALTIME_LEAKS:
         terminalreporter.write_line(f"main thread returned to ordinary scheduling after: {', '.join(REALTIME_LEAKS)}")
+    if UNPARSED_NEXT_STEPS:
+        terminalreporter.section("next steps that do not parse (the run fails: tests/support/next_steps.py)", red=True)
+        for line in UNPARSED_NEXT_STEPS:
+            terminalreporter.write_line(line)

@@ -36,6 +36,7 @@ Exit codes: 0 stopped with Ctrl+C (or SIGTERM, SIGHUP), 2 configuration or input
 from __future__ import annotations
 
 import logging
+import shlex
 import signal
 import sys
 import webbrowser
@@ -125,8 +126,9 @@ def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
     source = open_dataset(root, config.dataset.dataset_id or None)
     store_path = config.store_path or default_store_path(source.root)
     if not store_path.is_file():
+        judge = shlex.join(["so101-judge", f"--dataset.root={root}"])
         raise ConfigError(
-            f"no evaluation store at {store_path}: judge the dataset first (so101-judge --dataset.root={root}), "
+            f"no evaluation store at {store_path}: judge the dataset first ({judge}), "
             f"or pass --store_path=<file written by so101-judge>"
         )
     _stop_on_terminal_signals()

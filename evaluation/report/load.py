@@ -17,6 +17,7 @@ in words in `PolicyScores.source` (the report's policies table and its JSON "sou
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -100,7 +101,7 @@ def load_policy_with_currency(spec: PolicySpec, scorer: str = "auto") -> tuple[P
     path = spec.resolved_store()
     if not path.is_file():
         hint = (
-            f"run so101-judge --dataset.root={spec.dataset_root} first"
+            f"run so101-judge {shlex.quote(f'--dataset.root={spec.dataset_root}')} first"
             if spec.dataset_root is not None
             else "check --store_path"
         )

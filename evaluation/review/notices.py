@@ -8,6 +8,7 @@ is never left out without a word.
 from __future__ import annotations
 
 import html
+import shlex
 from pathlib import Path
 
 from evaluation.currency import describe_stale
@@ -25,7 +26,7 @@ def list_notices(stale: StaleRecords, dataset_root: Path) -> list[str]:
     out = []
     changed = [s for s in stale.results if not s.deleted]
     if stale.results:
-        step = f"; judge them again: so101-judge --dataset.root={dataset_root}" if changed else ""
+        step = f"; judge them again: so101-judge {shlex.quote(f'--dataset.root={dataset_root}')}" if changed else ""
         out.append(
             f"{_plural(len(stale.results), 'stale judge result')} left out ({describe_stale(stale.results)}): "
             f"made before the episode was deleted or changed{step}"

@@ -16,7 +16,8 @@ layer is always on, and a NaN from the policy ends the episode before anything r
 Rollouts are recorded into an evaluation dataset with the demonstrations' features; per-tick
 inference facts (chunk id, latency, queue depth, starved tick) are kept beside it, where training
 never looks. Keys: →/n end the episode, q stop and save, e e-stop. Ctrl-C, SIGTERM and SIGHUP stop as
-so101-record does (README, "Stopping"). Judge the rollouts with `so101-judge --dataset.root=<folder>`.
+so101-record does (README, "Stopping"). At the end it prints the next steps for the rollouts, each a
+command that pastes: `so101-judge --dataset.root=<folder>`, then so101-review, then so101-report.
 """
 
 import sys
@@ -26,6 +27,7 @@ from functools import partial
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.factory import make_engine
@@ -46,7 +48,7 @@ from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
 from teleop.quality import GateAction, QualityGates
 from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
-from teleop.run_report import card_table, describe_open, describe_saves
+from teleop.run_report import card_table, describe_open, describe_saves, rollout_next_steps
 from teleop.session import RecordingSession, SessionConfig
 
 
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return _deploy(config, console, stops)
         except (PolicyError, InferenceError) as e:
-            console.print(f"[bold red]error:[/] {e}")
+            console.print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)  # unwrapped: its Next: pastes
             return 1
 
     return run_command(body, stops)
@@ -181,7 +183,7 @@ def _report(
         if removed:
             console.print(f"no rollout was saved: the new dataset at {folder} was removed", markup=False)
         else:
-            console.print(f"judge them with: so101-judge --dataset.root={folder}")
+            console.print(rollout_next_steps(folder), markup=False, highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ Examples:
 
     # On the robot PC: forward its 127.0.0.1:8080 to the GPU machine's (leave it running), then deploy
     ssh -N -L 8080:127.0.0.1:8080 gpu-host
-    so101-deploy --engine.kind=remote --remote.host=127.0.0.1 --remote.port=8080 \
+    so101-deploy --engine.kind=remote --remote.host=127.0.0.1 --remote.port=8080 \\
         --remote.checkpoint=/absolute/path/on/gpu-host --remote.policy_type=act
 
     # Only on a network you trust with code execution on this machine:

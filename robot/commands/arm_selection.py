@@ -21,9 +21,13 @@ def select_arms(rig: RigConfig, arms: str) -> list[str]:
     unknown = [a for a in wanted if a not in ARM_NAMES]
     if unknown:
         raise ConfigError(
-            f"arms={arms!r}: unknown {', '.join(unknown)}; expected all, followers, leaders or names from {ARM_NAMES}"
+            f"arms={arms!r}: unknown {', '.join(unknown)}; expected all, followers, leaders or names from {ARM_NAMES}."
+            " Next: --arms=followers, or name them, e.g. --arms=left_follower,left_leader"
         )
     absent = [a for a in wanted if a not in present]
     if absent:
-        raise ConfigError(f"arms={arms!r}: the rig file has no port for {', '.join(absent)}")
+        raise ConfigError(
+            f"arms={arms!r}: the rig file has no port for {', '.join(absent)}. Next: add it under `ports:` in the"
+            " rig file, or leave it out of --arms (--arms=all: every arm the rig file has a port for)"
+        )
     return [a for a in ARM_NAMES if a in wanted]

@@ -28,7 +28,8 @@ def evaluation_steps(runner: StepRunner) -> bool:
     else:
         runner.say(
             "score every episode offline, and dry-run the LLM judge",
-            "No ANTHROPIC_API_KEY: so101-judge --scorer=heuristic scores what the joint data can show "
+            "No ANTHROPIC_API_KEY: the heuristic scorer (so101-judge's --scorer=heuristic) scores what the joint "
+            "data can show "
             "(did the arms move, did the grippers close and open), stored and labelled as 'heuristic'. "
             "--dry-run then shows what the LLM judge would be sent: a contact sheet of the chosen frames, "
             "the exact prompt and a cost estimate, with no API call.",

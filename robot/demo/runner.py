@@ -42,7 +42,7 @@ class StepRunner:
         """
         command = [str(BIN / name), *args]
         pretty = " ".join(shlex.quote(a) for a in [name, *args])
-        self.console.print(f"[dim]$ {escape(pretty)}[/dim]")
+        self.console.print(f"[dim]$ {escape(pretty)}[/dim]", soft_wrap=True)  # one line: it pastes as shown
         if log is None:
             result = subprocess.run(command, env=self.env)
         else:

@@ -36,7 +36,7 @@ from teleop.keys import KeyReader
 from teleop.leader_source import LeaderSource
 from teleop.quality import QualityGates
 from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
-from teleop.run_report import card_table, describe_open, describe_saves
+from teleop.run_report import card_table, describe_open, describe_saves, train_next_step
 from teleop.session import SessionConfig
 
 
@@ -100,8 +100,7 @@ def _report(config: RecordConfig, outcome: RunOutcome, before: int, console: Con
     if removed:
         console.print(f"no episode was saved: the new dataset at {folder} was removed", markup=False)
     else:
-        repo_id = config.dataset.repo_id
-        console.print(f"train with: lerobot-train --dataset.repo_id={repo_id} --dataset.root={folder} ...")
+        console.print(train_next_step(config.dataset.repo_id, folder), markup=False, highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from robot.virtual.client import VirtualRigClient
+from tests.support import next_steps
 
 BIN = Path(sys.executable).parent
 
@@ -25,8 +26,14 @@ def script(name: str) -> str:
     return str(path)
 
 
-def run(name: str, *args: str, timeout_s: float = 240.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([script(name), *args], capture_output=True, text=True, timeout=timeout_s, env=os.environ)
+def run(
+    name: str, *args: str, timeout_s: float = 240.0, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command's run to its end; `env` adds to the environment. The next steps it printed are logged."""
+    result = subprocess.run([script(name), *args], capture_output=True, text=True, timeout=timeout_s,
+                            env=os.environ | (env or {}), cwd=cwd)  # fmt: skip
+    next_steps.record(f"{result.stdout}\n{result.stderr}", f"{next_steps.current_test()} ({name})", name)
+    return result
 
 
 def virtual_rig_file(tmp_path: Path, **virtual) -> Path:
@@ -100,6 +107,7 @@ class SimProcess:
             self._stderr_file.seek(0)
             self.stderr = self._stderr_file.read().decode(errors="replace")
             self._stderr_file.close()
+            next_steps.record(self.stderr, f"{next_steps.current_test()} (so101-sim)", "so101-sim")
         if self.process.stdout is not None:
             self.process.stdout.close()
         return self.process.returncode
@@ -151,6 +159,8 @@ class ForegroundJob:
                                             env=environment, start_new_session=True)  # fmt: skip
             source = self.process.stdout.fileno()
         self.output = b""
+        self._name = name
+        self._logged = False
         self._reader = threading.Thread(target=self._read, args=(source,), daemon=True)
         self._reader.start()
 
@@ -212,6 +222,7 @@ class ForegroundJob:
         if self._master is not None:
             os.close(self._master)
             self._master = None
+        self._log_next_steps()
         return code
 
     def kill(self) -> None:
@@ -225,6 +236,12 @@ class ForegroundJob:
         if self._master is not None:
             os.close(self._master)
             self._master = None
+        self._log_next_steps()
+
+    def _log_next_steps(self) -> None:
+        if not self._logged:
+            self._logged = True
+            next_steps.record(self.text, f"{next_steps.current_test()} ({self._name})", self._name)
 
 
 def _parents() -> dict[int, int]:
