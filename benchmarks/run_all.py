@@ -34,6 +34,7 @@ PLAN: dict[str, tuple[list[str], list[str], float]] = {
     "policy_cpu": (["--rounds", "1"], ["--quick"], 270),
     "deploy_loop": ([], ["--quick"], 180),
     "replay_throughput": ([], ["--quick"], 120),
+    "live_view": (["--pairs", "3", "--seconds", "15"], ["--quick"], 300),
 }
 
 

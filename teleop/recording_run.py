@@ -21,7 +21,7 @@ from typing import Protocol
 
 from rich.console import Console
 
-from robot.control_loop import ActionSource, ControlLoop, Step
+from robot.control_loop import ActionSource, ControlLoop, Step, StepHook
 from robot.rig import BimanualRig
 from robot.signals import StopSignals
 from robot.stop_flag import StopFlag
@@ -57,6 +57,8 @@ class RunPlan:
     noun: str = "episode"  # what the summary calls an episode ("rollout")
     # Errors of the command's own that end the run (a policy's), each with a message template ("{error}")
     failures: Mapping[type[Exception], str] = field(default_factory=dict)
+    # More step hooks on the loop (the live view), run after the session's
+    hooks: tuple[StepHook, ...] = ()
     # More status text after the session's (the policy's inference), asked every tick
     status_extra: Callable[[], str] | None = None
 
@@ -91,7 +93,7 @@ class RecordingRun:
         )  # fmt: skip
         self.source = source_for(self.session)
         self.status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
-        hooks = [self.session, _SessionStatus(self), self.status]
+        hooks = [self.session, _SessionStatus(self), *plan.hooks, self.status]
         self.loop = ControlLoop(rig, self.source, hooks=hooks, realtime_priority=rig.config.realtime_priority,
                                 stop_flag=stop)  # fmt: skip
 

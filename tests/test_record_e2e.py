@@ -164,7 +164,11 @@ def test_a_60_hz_rig_records_a_60_fps_dataset(tmp_path):
     for camera in settings["cameras"]:
         camera["fps"] = 60  # a camera must feed every tick (tests/robot/test_rig_fps.py: a 30 fps one is refused)
     rig.write_text(yaml.safe_dump(settings))
-    result = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1"), timeout_s=300)
+    # A busy machine drops a 60 fps camera frame now and then, and a failed gate re-records the episode,
+    # again and again until the timeout (busy run 31 at 89f67ab). This test is about the rate; the gates
+    # and their re-recording are tested in tests/teleop, so here a failed gate only marks the card.
+    result = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--gates.on_fail=keep"),
+                 timeout_s=300)  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     root = tmp_path / "dataset"
     dataset = load(root)

@@ -34,6 +34,8 @@ from teleop.dataset_options import DatasetConfig, close_dataset, dataset_writer,
 from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
 from teleop.leader_source import LeaderSource
+from teleop.live_view.config import LiveViewConfig
+from teleop.live_view.session import live_view_hooks
 from teleop.quality import QualityGates
 from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
 from teleop.run_report import card_table, describe_open, describe_saves, train_next_step
@@ -49,6 +51,8 @@ class RecordConfig:
     session: SessionConfig = field(default_factory=SessionConfig)
     gates: QualityGates = field(default_factory=QualityGates)
     gesture: GestureConfig = field(default_factory=GestureConfig)
+    # A browser page with the cameras and the joint traces while recording (off by default)
+    view: LiveViewConfig = field(default_factory=LiveViewConfig)
     # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
     fps: int | None = None
     # Virtual rig only: what the scripted operator's hands do on the leaders
@@ -83,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _record(config: RecordConfig, writer: DatasetWriter, console: Console, stops: StopSignals) -> RunOutcome:
-    plan = RunPlan(config.gates, config.gesture)
-    with rig_ports(config.rig) as found:
+    with rig_ports(config.rig) as found, live_view_hooks(config.view, console.print) as view:
+        plan = RunPlan(config.gates, config.gesture, hooks=tuple(view))
         found.start_operator(config.virtual_operator)
         with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
             run = RecordingRun(rig, writer, config.session, plan, lambda session: LeaderSource(rig), console, keys)

@@ -35,6 +35,8 @@ from robot.stop_flag import StopFlag
 from robot.virtual.config import VirtualOperator
 from teleop.keys import Key, KeyReader
 from teleop.leader_source import LeaderSource
+from teleop.live_view.config import LiveViewConfig
+from teleop.live_view.session import live_view_hooks
 from teleop.status_line import StatusLine
 from teleop.stop_reason import StopKind, StopReason
 from teleop.tracking import TrackingHook
@@ -51,6 +53,8 @@ class TeleopConfig:
     duration_s: float = 0.0
     # Virtual rig only: what the scripted operator's hands do on the leaders
     virtual_operator: VirtualOperator = VirtualOperator.CLOTH_FOLD
+    # A browser page with the cameras and the joint traces while teleoperating (off by default)
+    view: LiveViewConfig = field(default_factory=LiveViewConfig)
     # Print a JSON summary instead of the status line and table
     json: bool = False
 
@@ -112,16 +116,18 @@ def _teleoperate(config: TeleopConfig, rig: BimanualRig, keys: KeyReader, consol
         rig, console, hints="q stop  e e-stop  Ctrl-C stop safely" if keys.enabled else "Ctrl-C: stop safely"
     )
     watch = _Keys(keys, rig, source, tracking, status)
-    hooks = [watch, tracking] + ([] if config.json else [status])
-    loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=config.rig.realtime_priority, stop_flag=watch.stop)
-    safety: SafetyStopError | None = None
-    try:
-        with stops.stopping(loop.stop), status if not config.json else nullcontext():
-            stats = loop.run(config.duration_s or None)
-    except KeyboardInterrupt:  # Ctrl-C where the handlers could not be installed (not the main thread)
-        stats = loop.timer.stats()
-    except SafetyStopError as e:
-        stats, safety = loop.timer.stats(), e
+    with live_view_hooks(config.view, console.print) as view:
+        hooks = [watch, tracking, *view] + ([] if config.json else [status])
+        loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=config.rig.realtime_priority,
+                           stop_flag=watch.stop)  # fmt: skip
+        safety: SafetyStopError | None = None
+        try:
+            with stops.stopping(loop.stop), status if not config.json else nullcontext():
+                stats = loop.run(config.duration_s or None)
+        except KeyboardInterrupt:  # Ctrl-C where the handlers could not be installed (not the main thread)
+            stats = loop.timer.stats()
+        except SafetyStopError as e:
+            stats, safety = loop.timer.stats(), e
     reason = _reason(config, stops, watch.quit, safety)
     return _summary(reason, stats, loop, rig, source, tracking)
 
