@@ -20,10 +20,10 @@ from robot.cameras.camera import Camera
 from robot.control_loop import Step
 from robot.joints import BIMANUAL_KEYS, GRIPPER
 from robot.safety.guard import Intervention, SafetyEvent
+from teleop.dataset.sidecar import IDLE_SPEED_DEG_S
 from teleop.quality import EpisodeLog
 
 _KEY_INDEX = {key: i for i, key in enumerate(BIMANUAL_KEYS)}
-MOVING_DEG_S = 2.0  # slower than this on every body joint, the tick counts as idle
 
 
 class FrameSink(Protocol):
@@ -134,7 +134,7 @@ class EpisodeRecorder:
         if self._previous is not None:
             dt = step.tick.start_s - self._previous[0]
             speeds = np.abs(state[self._body] - self._previous[1][self._body]) / dt if dt > 0 else np.zeros(1)
-            log.moving.append(bool(speeds.max() >= MOVING_DEG_S))
+            log.moving.append(bool(speeds.max() >= IDLE_SPEED_DEG_S))
         self._previous = (step.tick.start_s, state)
 
     def _count_lost_frames(self) -> None:

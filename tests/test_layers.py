@@ -1,7 +1,9 @@
 """Imports point down only: evaluation stands apart; policies > teleop > robot (DESIGN.md).
 
-One exception: the command-line shell, robot/shell/ (`SHELL`: help, option names, config files),
-which every command speaks, evaluation's too. It imports nothing of the product but itself.
+Two exceptions, each a language every command speaks, evaluation's too, and each importing nothing
+of the product but itself (`SHARED`): the command-line shell, robot/shell/ (help, option names,
+config files), and the layout of the facts we keep beside a dataset, teleop/dataset/sidecar.py
+(quality cards and timing facts, and whether they still belong to their episode).
 
 Also: no import circles among the product's modules (imports inside functions and under
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
@@ -29,6 +31,8 @@ FORBIDDEN = {
 }
 PRODUCT = tuple(FORBIDDEN)
 SHELL = "robot.shell"  # the one part of robot/ that evaluation/ may import
+SIDECARS = "teleop.dataset.sidecar"  # the one part of teleop/ that evaluation/ may import
+SHARED = (SHELL, SIDECARS)
 MAX_LINES = 400  # STYLE.md: one concept per file; past ~300 lines a file asks to be split
 
 # The virtual rig's front: what code outside robot/virtual/ may import. Its settings (parsed with
@@ -64,12 +68,12 @@ LEROBOT_ADAPTERS = {
 }
 
 
-def _in_shell(module: str) -> bool:
-    return module == SHELL or module.startswith(f"{SHELL}.")
+def _shared(module: str) -> bool:
+    return any(module == shared or module.startswith(f"{shared}.") for shared in SHARED)
 
 
 def imported_packages(path: Path) -> set[str]:
-    """The top-level packages `path` imports (the shared shell, robot/shell/, not counted as robot)."""
+    """The top-level packages `path` imports (the shared modules, `SHARED`, not counted as their layer)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     modules: set[str] = set()
     for node in ast.walk(tree):
@@ -77,7 +81,7 @@ def imported_packages(path: Path) -> set[str]:
             modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             modules.add(node.module)
-    return {module.split(".")[0] for module in modules if not _in_shell(module)}
+    return {module.split(".")[0] for module in modules if not _shared(module)}
 
 
 def upward_imports() -> list[str]:
@@ -229,14 +233,15 @@ def test_no_module_imports_upward():
     assert upward_imports() == []
 
 
-def test_the_shell_imports_nothing_of_the_product_but_itself():
-    # evaluation/ may import robot/shell/ only because the shell stands on the standard library and draccus.
+def test_the_shared_modules_import_nothing_of_the_product_but_themselves():
+    # evaluation/ may import robot/shell/ and teleop/dataset/sidecar.py only because they stand on the
+    # standard library, draccus, numpy and pyarrow.
     outside = {
         f"{name} imports {target}"
         for name, edges in import_graph().items()
-        if _in_shell(name)
+        if _shared(name)
         for target in edges
-        if not _in_shell(target)
+        if not _shared(target)
     }
     assert outside == set()
 

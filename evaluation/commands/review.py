@@ -1,13 +1,19 @@
-"""so101-review: check judge scores against the videos and override them, in a local web page.
+"""so101-review: browse a dataset's episodes, check judge scores against the videos and override them.
 
-The episodes page lists judge and effective scores per criterion with flags (routed, uncertain,
-audit sample) and filters; an episode page plays the three camera views in sync with frame stepping,
-shows the judge's evidence frames and observations, the motion check, and a per-criterion override
-form with its audit trail. Overrides are appended to the evaluation store; the judge's records never
-change. Keyboard shortcuts are listed on the page.
+Any LeRobot v3.0 dataset opens, judged or not. The episodes page lists each episode's duration,
+task and quality card (achieved fps, camera skew, lost frames, idle share, limit hits, verdict),
+judge and effective scores per criterion with flags (routed, uncertain, audit sample), and filters
+on all of them; an episode page plays the three camera views in sync with frame stepping, with the
+joint traces under them on the same time axis (idle spans, safety interventions and lost camera
+frames marked), the judge's evidence frames and observations, the motion check, and a
+per-criterion override form with its audit trail. Overrides are appended to the evaluation store;
+the judge's records never change. Keyboard shortcuts are listed on the page.
 
 Examples:
-    # Review a judged dataset (the store beside it), at http://127.0.0.1:8765/:
+    # Browse a fresh recording before judging it, at http://127.0.0.1:8765/:
+    so101-review --dataset.root=outputs/datasets/fold_cloth
+
+    # Review a judged dataset (the store beside it):
     so101-review --dataset.root=outputs/datasets/fold_smolvla
 
     # Named reviewer, and open the page in the default browser:
@@ -125,11 +131,18 @@ def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
         raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
     source = open_dataset(root, config.dataset.dataset_id or None)
     store_path = config.store_path or default_store_path(source.root)
-    if not store_path.is_file():
-        judge = shlex.join(["so101-judge", f"--dataset.root={root}"])
+    if config.store_path is not None and not store_path.is_file():  # a typo must not start an empty store
+        judge = shlex.join(["so101-judge", f"--dataset.root={root}", f"--store_path={store_path}"])
         raise ConfigError(
-            f"no evaluation store at {store_path}: judge the dataset first ({judge}), "
-            f"or pass --store_path=<file written by so101-judge>"
+            f"no evaluation store at {store_path}: check the path, judge the dataset into it first ({judge}), "
+            f"or leave --store_path out to use the store beside the dataset"
+        )
+    if not store_path.is_file():
+        console.print(
+            f"no evaluation store beside the dataset yet: starting one at {store_path} for the scores you give "
+            f"(judge the episodes with {shlex.join(['so101-judge', f'--dataset.root={root}'])})",
+            soft_wrap=True,
+            highlight=False,
         )
     _stop_on_terminal_signals()
     with EvaluationStore(store_path) as store, OverrideStore(store) as overrides:

@@ -1,7 +1,8 @@
 """The so101-review web app: episodes list, episode page, override posts, dataset videos.
 
     GET  /                          episodes: judge and effective scores, flags, review status, filters
-    GET  /episodes/{i}              three synced videos, evidence, motion check, override forms, audit trail
+    GET  /episodes/{i}              three synced videos, joint traces, evidence, motion check, overrides
+    GET  /episodes/{i}/timeline     the traces and timeline marks under the videos (JSON)
     POST /episodes/{i}/overrides    append an override (form post with the page's CSRF token), then redirect
     GET  /media/videos/...mp4       a dataset video (HTTP range requests, so the players can seek)
     GET  /static/{review.js,...}    the page's script and style
@@ -27,15 +28,17 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.concurrency import run_in_threadpool
 
+from evaluation.episode_facts import timeline
 from evaluation.errors import EvaluationError
 from evaluation.overrides import REASON_CODES, OverrideStore
 from evaluation.review.body_limit import BodyRefusedError, read_body
 from evaluation.review.catalog import REVIEW_STATUSES, EpisodeFilter, ReviewCatalog
 from evaluation.review.episode_view import episode_detail
+from evaluation.review.filters import VERDICTS
 from evaluation.review.forms import MAX_BODY_BYTES, FormError, override_form, parse_form, parse_time
 from evaluation.review.notices import episode_notices, insert_notices, list_notices
 from evaluation.review.security import (
@@ -52,7 +55,10 @@ from evaluation.vocabulary import SCORE_LEVELS
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
-STATIC_TYPES = {"review.js": "text/javascript", "episodes.js": "text/javascript", "review.css": "text/css"}
+STATIC_TYPES = {
+    "review.js": "text/javascript", "episodes.js": "text/javascript", "traces.js": "text/javascript",
+    "review.css": "text/css",
+}  # fmt: skip
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -101,6 +107,12 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
     @app.get("/episodes/{index}", response_class=HTMLResponse)
     def episode(request: Request, index: int) -> Response:
         return pages.episode(request, index)
+
+    @app.get("/episodes/{index}/timeline")
+    def episode_timeline(index: int) -> Response:
+        if not any(e.index == index for e in catalog.source.episodes):
+            return _text(404, f"the dataset has no episode {index}")
+        return JSONResponse(timeline(catalog.source, catalog.source.episode(index)))
 
     @app.post("/episodes/{index}/overrides")
     async def post_override(request: Request, index: int) -> Response:
@@ -157,7 +169,8 @@ class _Pages:
             request, "episodes.html", criteria=criteria, shown=shown, rows=rows, flt=flt, tags=self.catalog.tags(),
             statuses=REVIEW_STATUSES, judged=self.catalog.judged(), total=len(self.catalog.source.episodes),
             dataset_id=self.catalog.dataset_id, ids=[c.id for c in shown], audit=self.catalog.audit,
-            notices=list_notices(self.catalog.stale(), self.catalog.source.root),
+            notices=list_notices(self.catalog.stale(), self.catalog.source.root, self.catalog.stale_sidecars()),
+            verdicts=VERDICTS,
         )  # fmt: skip
 
     def episode(self, request: Request, index: int, status: int = 200, form: dict[str, Any] | None = None) -> Response:

@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import Any
 
 from evaluation.currency import CurrentResults, ResultRef, StaleResult, episodes_now, select_current
+from evaluation.episode_facts import EpisodeFacts, episode_facts
 from evaluation.episode_source import DatasetSource, EpisodeRecord
 from evaluation.overrides import EffectiveScore, Override, effective_scores, stale_overrides
 from evaluation.review.config import AuditConfig
@@ -82,6 +83,7 @@ class EpisodeSummary:
     failure: str | None  # reason of the latest failed judge attempt, when it has no scored result
     effective: Mapping[str, EffectiveScore]  # by criterion id
     in_audit: bool  # part of the random audit sample
+    facts: EpisodeFacts  # what the recording says: duration, task, quality card (when its sidecar holds)
     stale_result: StaleResult | None = None  # newest result made on an earlier version of it, when none is current
 
     @property
@@ -109,6 +111,11 @@ class EpisodeSummary:
         if self.result is None:
             return False
         return any(c.uncertain for c in self.result.criteria.values() if not criterion or c.criterion == criterion)
+
+    @property
+    def verdict(self) -> str:
+        """The quality card's verdict, or "no card" (none kept, or one that belongs to another episode)."""
+        return self.facts.quality.verdict if self.facts.quality else "no card"
 
     def review_status(self, criteria: Iterable[str]) -> str:
         """Review status: "reviewed" (every criterion has a human record), "partial" or "unreviewed"."""
@@ -179,6 +186,15 @@ class ReviewCatalog:
         """Episode index -> fingerprint of the episode in the opened dataset (computed once)."""
         return episodes_now(self.source)
 
+    @cached_property
+    def facts(self) -> Mapping[int, EpisodeFacts]:
+        """Episode index -> its own facts (the sidecars are read and checked once)."""
+        return {ep.index: episode_facts(self.source, ep) for ep in self.source.episodes}
+
+    def stale_sidecars(self) -> list[EpisodeFacts]:
+        """Episodes whose sidecar in meta/so101/ describes another episode (the dataset was edited)."""
+        return [f for f in self.facts.values() if f.sidecar.status == "stale"]
+
     def judged(self) -> bool:
         """Whether the store holds any current scored result for this dataset."""
         return bool(self._current().current)
@@ -197,6 +213,7 @@ class ReviewCatalog:
                 failure=None if ep.index in results else failures.get(ep.index),
                 effective=effective.get(ep.index, {}),
                 in_audit=ep.index in sample,
+                facts=self.facts[ep.index],
                 stale_result=stale.get(ep.index),
             )
             for ep in self.source.episodes
@@ -221,6 +238,10 @@ class ReviewCatalog:
             if flt.tag and s.tag != flt.tag:
                 continue
             if flt.status and s.review_status(ids) != flt.status:
+                continue
+            if flt.scored and (s.result is not None) != (flt.scored == "yes"):
+                continue
+            if not _quality_passes(flt, s):
                 continue
             out.append(s)
         return out
@@ -291,6 +312,17 @@ class ReviewCatalog:
             for r in rows
             if now.get(int(r["episode_index"])) == r["episode_fingerprint"]
         }
+
+
+def _quality_passes(flt: EpisodeFilter, summary: EpisodeSummary) -> bool:
+    """Whether an episode passes the filter's quality conditions (an episode without a card passes none)."""
+    quality = summary.facts.quality
+    if flt.verdict and summary.verdict != flt.verdict:
+        return False
+    if flt.dropped and (quality is None or quality.dropped_frames == 0):
+        return False
+    idle = summary.facts.idle_percent
+    return flt.min_idle_percent is None or (idle is not None and idle >= flt.min_idle_percent)
 
 
 def audit_sample(dataset_id: str, judged: list[int], audit: AuditConfig) -> frozenset[int]:

@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 
 from evaluation.currency import describe_stale
+from evaluation.episode_facts import EpisodeFacts
 from evaluation.review.catalog import EpisodeSummary, StaleRecords
 
 NOTICES_ID = "notices"  # id of the element that holds the notices
@@ -21,9 +22,23 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def list_notices(stale: StaleRecords, dataset_root: Path) -> list[str]:
-    """Notices of the episodes page: how many stale results and overrides are left out, and what to do."""
-    out = []
+def sidecar_notice(stale_sidecars: list[EpisodeFacts]) -> list[str]:
+    """A notice naming the episodes whose quality facts in meta/so101/ belong to another episode."""
+    if not stale_sidecars:
+        return []
+    named = "; ".join(f"#{f.index}: {f.sidecar.reason}" for f in stale_sidecars[:5])
+    more = f" and {len(stale_sidecars) - 5} more" if len(stale_sidecars) > 5 else ""
+    return [
+        f"{_plural(len(stale_sidecars), 'quality card')} in meta/so101/ left out: the dataset was edited by another"
+        f" tool since they were written, so they describe other episodes ({named}{more})"
+    ]
+
+
+def list_notices(
+    stale: StaleRecords, dataset_root: Path, stale_sidecars: list[EpisodeFacts] | None = None
+) -> list[str]:
+    """Notices of the episodes page: stale results, overrides and quality cards left out, and what to do."""
+    out = sidecar_notice(stale_sidecars or [])
     changed = [s for s in stale.results if not s.deleted]
     if stale.results:
         step = f"; judge them again: so101-judge {shlex.quote(f'--dataset.root={dataset_root}')}" if changed else ""
@@ -41,8 +56,8 @@ def list_notices(stale: StaleRecords, dataset_root: Path) -> list[str]:
 
 
 def episode_notices(summary: EpisodeSummary, dataset_root: Path) -> list[str]:
-    """Notices of an episode page: its stale judge result and each stale override, by criterion."""
-    out = []
+    """Notices of an episode page: its stale quality card, judge result and each stale override."""
+    out = sidecar_notice([summary.facts] if summary.facts.sidecar.status == "stale" else [])
     if summary.result is None and summary.stale_result is not None:
         out.append(
             f"judge result #{summary.stale_result.result.result_id} was made on an earlier version of this episode: "

@@ -26,10 +26,10 @@ from pathlib import Path, PurePosixPath
 
 from teleop.dataset.errors import JournalCorruptError
 from teleop.dataset.next_steps import NEW_FOLDER, adopt_command
+from teleop.dataset.sidecar import SIDECAR_DIR, SO101_DIR
 
 logger = logging.getLogger(__name__)
 
-SO101_DIR = "meta/so101"
 JOURNAL_PATH = f"{SO101_DIR}/journal.json"
 BACKUP_DIR = f"{SO101_DIR}/backup"
 TEMP_SUFFIX = ".so101-tmp"
@@ -37,7 +37,7 @@ TEMP_SUFFIX = ".so101-tmp"
 RESTORABLE = ("meta/info.json", "meta/stats.json", "meta/tasks.parquet")
 # Directories where each save only adds new files (one data, metadata and video file per camera per
 # episode, because the dataset is reopened after every save), plus our per-episode sidecars.
-EPISODE_DIRS = ("data", "videos", "meta/episodes", f"{SO101_DIR}/episodes")
+EPISODE_DIRS = ("data", "videos", "meta/episodes", SIDECAR_DIR)
 _FORMAT = 1
 _STATES = ("committed", "committing")
 

@@ -6,7 +6,10 @@
 LeRobot reads parquet only from data/*/ and meta/episodes/*/ (and info/stats/tasks), so these
 files never become features and `lerobot-train` never feeds them to a policy; they still travel
 with the dataset (copying the directory, push_to_hub). They are written inside an episode's commit,
-so they exist exactly for the saved episodes.
+so they exist exactly for the saved episodes, until another tool edits the dataset (sidecar_check.py).
+
+This module is the on-disk layout every reader of our datasets speaks, evaluation/ included (as
+robot/shell/ is the command line every command speaks): it imports nothing of the product.
 """
 
 import dataclasses
@@ -19,11 +22,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from teleop.dataset.journal import SO101_DIR
-
+SO101_DIR = "meta/so101"  # everything of ours inside a dataset folder
 SIDECAR_DIR = f"{SO101_DIR}/episodes"
 TIMING_FILE = "timing.parquet"
 QUALITY_FILE = "quality.json"
+# A frame is idle when every body joint (all but the grippers) moves slower than this: the quality
+# card's idle_fraction and the review page's idle spans both count with it.
+IDLE_SPEED_DEG_S = 2.0
 
 
 def episode_dir(root: Path, index: int) -> Path:
@@ -72,6 +77,61 @@ def read_timing(root: Path, index: int) -> dict[str, np.ndarray]:
 def read_quality(root: Path, index: int) -> dict:
     """An episode's quality card as it was saved."""
     return json.loads((episode_dir(root, index) / QUALITY_FILE).read_text())
+
+
+def sidecar_indices(root: Path) -> list[int]:
+    """The episode indices that have a sidecar folder, in order (whatever the dataset holds now)."""
+    folder = Path(root) / SIDECAR_DIR
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.iterdir():
+        number = path.name.removeprefix("episode-")
+        if path.is_dir() and number != path.name and number.isdigit():
+            found.append(int(number))
+    return sorted(found)
+
+
+@dataclasses.dataclass(frozen=True)
+class SidecarCheck:
+    """Whether an episode's sidecar still describes that episode."""
+
+    index: int  # episode index in the dataset as it is now
+    status: str  # "ok", "missing" (none kept: another tool recorded it) or "stale" (it describes another episode)
+    reason: str = ""  # why it is stale, in words
+
+    @property
+    def usable(self) -> bool:
+        """Whether its facts may be shown as this episode's."""
+        return self.status == "ok"
+
+
+def check_sidecar(root: Path, index: int, names: Sequence[str], states: np.ndarray) -> SidecarCheck:
+    """Does the sidecar kept as episode `index` belong to the episode the dataset holds there now?
+
+    Another tool (LeRobot's lerobot-edit-dataset, a hand edit) may renumber or cut episodes and leave
+    our sidecars behind. Each sidecar carries the rig's own log of every frame's joint states, so the
+    episode's recorded `observation.state` (`states`, one row per frame, columns named `names`) must
+    match it value for value, besides the frame count of the card and the timing file.
+    """
+    folder = episode_dir(root, index)
+    if not (folder / TIMING_FILE).is_file() and not (folder / QUALITY_FILE).is_file():
+        return SidecarCheck(index, "missing")
+    frames = len(states)
+    try:
+        card_frames = int(read_quality(root, index).get("frames", frames))
+        timing = read_timing(root, index)
+    except (OSError, ValueError, TypeError, AttributeError, pa.ArrowException) as error:
+        return SidecarCheck(index, "stale", f"its sidecar cannot be read ({error})")
+    rows = len(timing.get("frame_index", ()))
+    if card_frames != frames or rows != frames:
+        return SidecarCheck(index, "stale", f"its sidecar describes {max(card_frames, rows)} frames, it has {frames}")
+    logged = [(i, f"state.{name}") for i, name in enumerate(names) if f"state.{name}" in timing]
+    for column, key in logged:
+        recorded = np.asarray(states[:, column], dtype=np.float32)
+        if not np.array_equal(np.asarray(timing[key], dtype=np.float32), recorded):
+            return SidecarCheck(index, "stale", f"its sidecar logged other joint states ({key.removeprefix('state.')})")
+    return SidecarCheck(index, "ok")
 
 
 def _jsonable(value: object) -> object:

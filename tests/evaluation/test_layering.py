@@ -1,7 +1,8 @@
 """The evaluation layer reads datasets only: no robot/teleop/policies imports; lerobot only at the edge.
 
-The one exception is the command-line shell every command speaks, robot/shell/ (standard library and
-draccus only; tests/test_layers.py checks that it imports nothing else of the product).
+The two exceptions are what every command speaks: the command-line shell, robot/shell/, and the
+layout of our sidecars in a dataset, teleop/dataset/sidecar.py (tests/test_layers.py checks that
+each imports nothing else of the product).
 """
 
 import ast
@@ -11,7 +12,7 @@ EVALUATION = Path(__file__).resolve().parents[2] / "evaluation"
 FORBIDDEN = ("robot", "teleop", "policies")
 LEROBOT_ADAPTERS = {"episode_source.py", "testing/synthetic_dataset.py"}
 JUDGE_USERS = {"commands/judge.py"}  # besides evaluation/judge/ itself
-SHELL = "robot.shell"
+SHARED = ("robot.shell", "teleop.dataset.sidecar")
 
 
 def _imports(path: Path) -> set[str]:
@@ -31,7 +32,7 @@ def test_no_upward_imports_and_lerobot_only_in_adapters():
         rel = path.relative_to(EVALUATION).as_posix()
         for name in _imports(path):
             top = name.split(".")[0]
-            if name == SHELL or name.startswith(f"{SHELL}."):
+            if any(name == shared or name.startswith(f"{shared}.") for shared in SHARED):
                 continue
             assert top not in FORBIDDEN, f"{rel} imports {name}: evaluation must not import {FORBIDDEN}"
             if top == "lerobot":

@@ -46,7 +46,7 @@ def test_a_non_loopback_host_without_a_token_is_refused(host, dataset_root: Path
         (["--server.host=::"], "quote IPv6 wildcards"),
         (["--server.host=[::1]"], "expected the node content"),
         (["--audit.fraction=0"], "audit.fraction=0"),
-        (["--store_path={missing}"], "judge the dataset first"),
+        (["--store_path={missing}"], "leave --store_path out to use the store beside the dataset"),
         (["--server.host=127.0.0.1", "--reviewer= "], None),
     ],
 )
@@ -81,7 +81,7 @@ def test_a_token_on_the_command_line_is_warned_about_and_one_in_a_file_is_not(da
     out = " ".join(capsys.readouterr().out.split())
     assert "warning" not in out
     assert "refusing to serve" not in out  # the file's token counts for a non-loopback host
-    assert "judge the dataset first" in out
+    assert "no evaluation store at" in out
 
 
 def test_a_missing_dataset_is_explained(tmp_path: Path, capsys):

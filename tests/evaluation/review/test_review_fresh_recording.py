@@ -1,0 +1,136 @@
+"""A fresh recording is browsable before any judging: so101-record on the virtual rig, then so101-review.
+
+Five episodes recorded through the real command, then so101-review started through its entry point
+with no store beside the dataset, and the pages read in headless Chromium: every episode listed
+with its duration, task and quality card, and the joint traces under the videos with a cursor that
+follows the players and a click that moves them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+from evaluation.store import default_store_path
+from tests.support.commands import run
+from tests.support.record_runs import record_args, rig_file
+from tests.support.review_pages import PageProblems
+
+pytestmark = pytest.mark.slow
+EPISODES = 5
+ROOT = Path(__file__).resolve().parents[3]
+TIMEOUT_MS = 60_000  # a loaded machine decodes slowly
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five short episodes recorded on the virtual rig by so101-record (never judged)."""
+    tmp = tmp_path_factory.mktemp("fresh")
+    result = run("so101-record", *record_args(tmp, rig_file(tmp), f"--session.num_episodes={EPISODES}",
+                                              "--session.episode_s=1.5", "--session.reset_s=0.3"),
+                 timeout_s=300)  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return tmp / "dataset"
+
+
+@pytest.fixture(scope="module")
+def served(recording: Path) -> Iterator[tuple[str, str]]:
+    """(base URL, what so101-review printed) for so101-review over the fresh recording, stopped after."""
+    assert not default_store_path(recording).exists()
+    args = [sys.executable, "-m", "evaluation.commands.review", f"--dataset.root={recording}", "--server.port=0",
+            "--reviewer=ana"]  # fmt: skip
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=os.environ | {"PYTHONUNBUFFERED": "1"})  # fmt: skip
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if "review page:" in line:
+                found.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert found.wait(timeout=120), "".join(lines)
+        url = next(re.search(r"http://\S+", line).group(0) for line in lines if "review page:" in line)
+        yield url.rstrip("/"), " ".join("".join(lines).split())
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, "".join(lines)
+        reader.join(timeout=10)
+
+
+def _frame(page: Page) -> int:
+    return int(page.locator("#frame-label").get_attribute("data-frame") or -1)
+
+
+def test_the_command_starts_a_store_for_an_unjudged_dataset(served, recording: Path):
+    _, out = served
+    assert f"starting one at {default_store_path(recording)}" in out
+    assert f"{EPISODES} episodes, 0 judged" in out
+    assert default_store_path(recording).is_file()
+
+
+def test_every_episode_is_listed_with_its_duration_task_and_quality_card(browser: Browser, served):
+    url, _ = served
+    problems = PageProblems()
+    page = problems.watch(browser.new_page())
+    page.goto(f"{url}/")
+    rows = page.locator("#episodes tbody tr")
+    assert rows.count() == EPISODES
+    for index in range(EPISODES):
+        row = page.locator(f"#episode-{index}")
+        assert re.fullmatch(r"1\.\d s", row.locator("td.duration").inner_text())
+        assert row.locator("td.task").inner_text() == "Fold the cloth"
+        quality = row.locator("td.quality")
+        assert re.match(r"\d+\.\d · ", quality.inner_text()), quality.inner_text()  # the card's achieved fps first
+        assert quality.get_attribute("data-verdict") in ("keep", "keep (marked)")
+        assert "not scored" in row.locator("td.flags").inner_text()
+    page.select_option("select[name=scored]", "no")
+    page.click("button[type=submit]")
+    assert page.locator("#episodes tbody tr").count() == EPISODES
+    page.select_option("select[name=verdict]", "no card")
+    page.click("button[type=submit]")
+    assert page.locator("#episodes tbody tr").inner_text() == "No episode matches these filters."
+    assert problems.errors == []
+    page.close()
+
+
+def test_the_traces_lie_under_the_videos_and_follow_them(browser: Browser, served):
+    url, _ = served
+    problems = PageProblems()
+    page = problems.watch(browser.new_page())
+    page.goto(f"{url}/episodes/2")
+    page.wait_for_function("() => document.getElementById('traces').dataset.ready === '1'", timeout=TIMEOUT_MS)
+    assert page.locator("#trace-left").count() == 1
+    assert page.locator("#trace-right").count() == 1
+    videos_bottom = page.evaluate("() => document.querySelector('.videos').getBoundingClientRect().bottom")
+    traces_top = page.evaluate("() => document.getElementById('trace-left').getBoundingClientRect().top")
+    assert traces_top >= videos_bottom  # under the videos
+    assert "idle span(s)" in page.locator("#trace-status").inner_text()
+
+    page.wait_for_function("() => document.getElementById('video-overhead').readyState >= 1", timeout=TIMEOUT_MS)
+    for _ in range(3):
+        page.keyboard.press(".")
+    page.wait_for_function("() => document.getElementById('frame-label').dataset.frame === '3'", timeout=TIMEOUT_MS)
+    assert page.locator("#trace-left").get_attribute("data-cursor") == "3"  # the cursor follows the players
+
+    box = page.locator("#trace-right").bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
+    page.wait_for_function("() => parseInt(document.getElementById('frame-label').dataset.frame) > 20",
+                           timeout=TIMEOUT_MS)  # fmt: skip
+    frame = _frame(page)
+    assert page.locator("#trace-left").get_attribute("data-cursor") == str(frame)  # a click moved the players
+    assert problems.errors == []
+    page.close()
