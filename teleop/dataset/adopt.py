@@ -7,6 +7,10 @@ opening it. Adopting checks, reading only, that LeRobot could continue the datas
 codebase_version, every parquet file finalized, no save of ours left half done), then journals its
 files as they are now. The rig's settings are checked when so101-record resumes it.
 
+An edit by another tool (LeRobot's lerobot-edit-dataset) renumbers episodes and leaves our sidecars
+in meta/so101/episodes/ as they were: each one that no longer describes the episode at its index is
+moved to meta/so101/set_aside/ (never deleted) and named, so no episode inherits another's facts.
+
     python -m teleop.dataset.adopt --root=$HF_LEROBOT_HOME/me/fold_cloth
 
 Exit status: 0 adopted, 1 refused (the line says why and what next; nothing was changed), 2 usage.
@@ -29,6 +33,17 @@ from teleop.dataset.journal import BACKUP_DIR, JOURNAL_PATH, JournalEntry, episo
 from teleop.dataset.lock import DatasetLock
 from teleop.dataset.next_steps import NEW_FOLDER
 from teleop.dataset.repair import check_finalized
+from teleop.dataset.sidecar import SIDECAR_DIR, SO101_DIR, check_all, episode_dir
+
+SET_ASIDE_DIR = f"{SO101_DIR}/set_aside"  # sidecars an adoption found describing other episodes
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """What an adoption journaled and set aside."""
+
+    journal: JournalEntry  # the new journal
+    set_aside: tuple[str, ...]  # "episode N: why", one per sidecar moved to SET_ASIDE_DIR
 
 
 @dataclass(frozen=True)
@@ -45,8 +60,10 @@ class AdoptConfig:
             raise ConfigError(f"lock_timeout_s={self.lock_timeout_s} is negative. Next: --lock_timeout_s=1")
 
 
-def adopt(root: Path, lock_timeout_s: float = 1.0) -> JournalEntry:
+def adopt(root: Path, lock_timeout_s: float = 1.0) -> Adopted:
     """Journal a dataset another tool wrote, as it is now, so that it can be resumed.
+
+    Sidecars of ours that describe other episodes than those at their indices now are set aside first.
 
     Raises:
         NotADatasetError: `root` holds no readable LeRobot dataset.
@@ -80,11 +97,28 @@ def adopt(root: Path, lock_timeout_s: float = 1.0) -> JournalEntry:
                 f"Next: restore it from a copy, or {NEW_FOLDER}"
             )
         check_finalized(root)
+        set_aside = _set_aside_stale_sidecars(root)
         entry = JournalEntry("committed", episodes, episode_files(root))
         write_journal(root, entry)
-        return entry
+        return Adopted(entry, set_aside)
     finally:
         lock.release()
+
+
+def _set_aside_stale_sidecars(root: Path) -> tuple[str, ...]:
+    """Move every sidecar that no longer belongs to its episode under SET_ASIDE_DIR; name each."""
+    moved = []
+    for check in check_all(root):
+        if check.status != "stale":
+            continue
+        source = episode_dir(root, check.index)
+        target = root / SET_ASIDE_DIR / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():  # set aside by an earlier adoption: keep both
+            target = target.with_name(f"{source.name}.{len(list(target.parent.glob(source.name + '*')))}")
+        source.rename(target)
+        moved.append(f"episode {check.index}: {check.reason}")
+    return tuple(moved)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,7 +132,14 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(explain_parse_error(error, AdoptConfig)) from error
         if config.root is None:
             raise UsageError("--root is required: the dataset folder to adopt, e.g. --root=data/fold_cloth")
-        entry = adopt(config.root, config.lock_timeout_s)
+        adopted = adopt(config.root, config.lock_timeout_s)
+        entry = adopted.journal
+        if adopted.set_aside:
+            print(
+                f"{len(adopted.set_aside)} sidecar(s) in {config.root / SIDECAR_DIR} describe other episodes than "
+                f"the dataset holds now (edited by another tool), moved to {config.root / SET_ASIDE_DIR}: "
+                + "; ".join(adopted.set_aside)
+            )
         print(
             f"adopted {config.root}: {entry.episodes} episode(s), {len(entry.files)} file(s) journaled. "
             f"Next: so101-record --dataset.root={shlex.quote(str(config.root))} --dataset.resume=true ..."

@@ -134,6 +134,48 @@ def check_sidecar(root: Path, index: int, names: Sequence[str], states: np.ndarr
     return SidecarCheck(index, "ok")
 
 
+def recorded_states(root: Path) -> tuple[tuple[str, ...], dict[int, np.ndarray]]:
+    """The state names and each episode's `observation.state` rows (frame order), read from data/ parquet.
+
+    Raises:
+        OSError, ValueError, KeyError, pyarrow.ArrowException: a file cannot be read as LeRobot data.
+    """
+    info = json.loads((Path(root) / "meta" / "info.json").read_text())
+    names = tuple(info["features"]["observation.state"]["names"])
+    parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for path in sorted((Path(root) / "data").glob("*/*.parquet")):
+        table = pq.read_table(path, columns=["episode_index", "frame_index", "observation.state"])
+        episodes = table.column("episode_index").to_numpy()
+        frames = table.column("frame_index").to_numpy()
+        column = table.column("observation.state").combine_chunks()
+        states = np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+        states = states.reshape(len(column), -1)
+        for episode in np.unique(episodes):
+            rows = episodes == episode
+            parts.setdefault(int(episode), []).append((frames[rows], states[rows]))
+    out = {}
+    for episode, pieces in parts.items():
+        frames = np.concatenate([f for f, _ in pieces])
+        states = np.concatenate([s for _, s in pieces])
+        out[episode] = states[np.argsort(frames, kind="stable")]
+    return names, out
+
+
+def check_all(root: Path) -> list[SidecarCheck]:
+    """Every episode's sidecar, and every sidecar folder, checked against the episode at its index now.
+
+    A sidecar whose episode is gone (the dataset holds fewer episodes) is stale too.
+    """
+    names, states = recorded_states(root)
+    checks = []
+    for index in sorted(set(sidecar_indices(root)) | set(states)):
+        if index not in states:
+            checks.append(SidecarCheck(index, "stale", "the dataset holds no such episode now"))
+        else:
+            checks.append(check_sidecar(root, index, names, states[index]))
+    return checks
+
+
 def _jsonable(value: object) -> object:
     if isinstance(value, np.generic):
         return value.item()

@@ -161,7 +161,7 @@ def test_a_dataset_written_by_lerobot_itself_resumes_once_adopted(theirs):
     with pytest.raises(ForeignDatasetError, match=r"no meta/so101/journal\.json"):
         DurableDataset.open(spec(theirs))
     assert tree(theirs) == before
-    assert adopt(theirs).episodes == 1
+    assert adopt(theirs).journal.episodes == 1
     with DurableDataset.open(spec(theirs)) as dataset:
         assert (dataset.report.episodes, dataset.report.frames) == (1, 4)
         record(dataset, 1, 3)

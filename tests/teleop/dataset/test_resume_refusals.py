@@ -207,7 +207,7 @@ def test_the_next_step_of_a_corrupt_journal_works(committed):
     journal.write_bytes(_truncated(journal.read_text()))
     refused(root, JournalCorruptError)
     journal.unlink()  # the step the message gives: rm <journal> && adopt
-    assert adopt(root).episodes == 2
+    assert adopt(root).journal.episodes == 2
     with DurableDataset.open(spec(root)) as dataset:
         assert dataset.report.episodes == 2
         record(dataset, 2, 3)
@@ -245,7 +245,7 @@ def test_an_interrupted_save_with_a_saved_file_gone_is_refused_before_anything_i
 
 
 def test_adopting_journals_the_files_as_they_are(theirs):
-    entry = adopt(theirs)
+    entry = adopt(theirs).journal
     assert read_journal(theirs) == entry
     assert entry.state == "committed"
     assert entry.episodes == 1

@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from robot.joints import BIMANUAL_KEYS
+from teleop.dataset.adopt import SET_ASIDE_DIR, adopt
 from teleop.dataset.durable import DurableDataset
-from teleop.dataset.sidecar import SIDECAR_DIR, check_sidecar, sidecar_indices
+from teleop.dataset.errors import DatasetCorruptError
+from teleop.dataset.journal import JOURNAL_PATH
+from teleop.dataset.sidecar import SIDECAR_DIR, check_all, check_sidecar, sidecar_indices
 from tests.teleop.dataset.helpers import TASK, frame, spec
 
 LENGTHS = (5, 7, 7)  # episodes 1 and 2 differ only in their states
@@ -86,3 +89,31 @@ def test_an_unreadable_sidecar_is_stale_with_the_reason(recorded, tmp_path):
     check = check_sidecar(copy, 1, BIMANUAL_KEYS, _states(copy)[1])
     assert check.status == "stale"
     assert check.reason.startswith("its sidecar cannot be read")
+
+
+def test_an_edited_dataset_is_refused_then_adopted_with_its_stale_sidecars_set_aside_and_named(recorded, tmp_path):
+    from lerobot.datasets.dataset_tools import delete_episodes
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    edited = tmp_path / "edited"
+    delete_episodes(LeRobotDataset("test/fold", root=recorded, video_backend="pyav"), [1], output_dir=edited)
+    shutil.copytree(recorded / "meta" / "so101", edited / "meta" / "so101")  # journal and sidecars copied back
+    assert [(c.index, c.status) for c in check_all(edited)] == [(0, "ok"), (1, "stale"), (2, "stale")]
+
+    with pytest.raises(DatasetCorruptError, match="files of saved episodes changed") as refused:
+        DurableDataset.open(spec(edited))
+    assert "python -m teleop.dataset.adopt" in str(refused.value)
+    (edited / JOURNAL_PATH).unlink()  # the step the refusal gives: rm <journal> && adopt
+
+    adopted = adopt(edited)
+    assert adopted.journal.episodes == 2
+    assert adopted.set_aside == (
+        "episode 1: its sidecar logged other joint states (left_shoulder_pan.pos)",  # episode 2's states now
+        "episode 2: the dataset holds no such episode now",
+    )
+    assert sorted(p.name for p in (edited / SET_ASIDE_DIR).iterdir()) == ["episode-000001", "episode-000002"]
+    assert sidecar_indices(edited) == [0]
+
+    with DurableDataset.open(spec(edited)) as dataset:  # resumed: the next episode gets its own sidecar
+        _record(dataset, 2, 4)
+    assert [(c.index, c.status) for c in check_all(edited)] == [(0, "ok"), (1, "missing"), (2, "ok")]
