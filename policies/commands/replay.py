@@ -17,7 +17,9 @@ rig file, eased in from where they are, `e` e-stops, `q` stops, Ctrl-C stops saf
 (report.html, self-contained, and report.json) goes to --report.output_dir (default outputs/replay/<dataset>-<time>).
 
 A dataset that does not fit the rig (one arm, other joint names, another fps) is refused with the
-difference named; --joint_map=left|right|'{json}' and --fps bridge it explicitly.
+difference named; --joint_map=left|right|'{json}' and --fps bridge it explicitly. The joints' units
+are detected from the recording (degrees, or LeRobot's percent of range in datasets recorded with
+use_degrees=False) and stated; live arms replay degrees only (--dataset.units=degrees says so).
 Ctrl-C, SIGTERM and SIGHUP stop the replay at the next tick (a second Ctrl-C or SIGTERM within 3 s
 e-stops the followers and exits at once, without a report). Exit codes: 0 done, 1 an error (nothing
 moved after it), 2 a bad option, 128+n stopped by signal n: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -46,6 +49,7 @@ from policies.replay.policy import open_policy
 from policies.replay.report import build_report, write_report
 from policies.replay.report_model import Report
 from policies.replay.run import Replayer
+from policies.replay.units import JointUnits, UnitsVerdict, resolve_units
 from policies.runner import PolicyOptions
 from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig
@@ -63,6 +67,8 @@ class DatasetSelection:
     repo_id: str = ""  # hub id "<user>/<name>" (found under $HF_LEROBOT_HOME, or downloaded when online)
     root: Path | None = None  # the dataset folder on disk (takes precedence over repo_id)
     episodes: tuple[int, ...] = (0,)  # e.g. 0,2,5, 1-3 or all (robot/shell/lists.py); empty: all
+    # The joints' units: auto (detected from the recording), degrees, or percent (LeRobot's -100..100 of range)
+    units: JointUnits = JointUnits.AUTO
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,30 @@ def first_findings(report: Report, limit: int = 5) -> list[str]:
     return lines
 
 
+def _units(
+    config: ReplayCommandConfig, dataset: ReplayDataset, episodes: tuple[int, ...], target: Target, args: list[str]
+) -> UnitsVerdict:
+    """The dataset's joint units (the follower readings are the evidence, else the actions).
+
+    Raises:
+        ReplayOptionError: live arms and units that are not degrees, or not known: the arms take degrees.
+    """
+    loaded = [dataset.load(index) for index in episodes]
+    if dataset.state_names and all(e.states is not None for e in loaded):
+        values, names = np.concatenate([e.states for e in loaded]), dataset.state_names
+    else:
+        values, names = np.concatenate([e.actions for e in loaded]), dataset.action_names
+    verdict = resolve_units(config.dataset.units, values, names)
+    if target is Target.LIVE and verdict.units != JointUnits.DEGREES:
+        dry = shlex.join(["so101-replay", *[a for a in args if not a.startswith("--target")], "--target=dry"])
+        raise ReplayOptionError(
+            f"{dataset.root} holds joints in {verdict.describe()}, and the arms take degrees: replayed live they would"
+            f" move by the wrong amounts. Next: look at it on dry arms first ({dry}); if the joints are in degrees"
+            f" after all, say so with --dataset.units=degrees"
+        )
+    return verdict
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-replay."""
     args = [_SHORT_FLAGS.get(a, a) for a in (sys.argv[1:] if argv is None else argv)]
@@ -212,6 +242,7 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
     dataset = open_dataset(folder, config.dataset.repo_id or None)
     episodes = chosen_episodes(config.dataset.episodes, dataset)
     fit = fit_dataset(dataset, joint_map=config.joint_map, rig_fps=config.rig.fps, fps=config.fps)
+    units = _units(config, dataset, episodes, target, args)
     plan = ReplayPlan(dataset, fit, episodes, target, pace, config.rig)
     policy = None
     if config.policy.given:
@@ -225,6 +256,7 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
         f"replaying {len(episodes)} episode(s) of {dataset.root} on {target} arms at {fit.fps:g} fps ({pace} pace)"
         + (f"; held joints: {', '.join(fit.held)}" if fit.held else "")
     )
+    console.print(f"joint units: {units.describe()}", highlight=False)
     run = Replayer(plan, policy, task=config.task, prime=config.engine.prime,
                    on_event=console.print, stops=stops).run()  # fmt: skip
     command = "so101-replay " + " ".join(shlex.quote(a) for a in args)

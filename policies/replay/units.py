@@ -1,0 +1,83 @@
+"""What a dataset's joint numbers mean: degrees, or LeRobot's percent of each joint's calibrated range.
+
+LeRobot 0.6.1 records SO-101 joints in degrees by default, as we do, but datasets recorded with
+`use_degrees=False` (older LeRobot, many public SO-101 datasets) hold -100..100 per joint, the range's
+ends clamped to exactly +/-100. Read as degrees, such a dataset moves a joint by the wrong amount
+(wrist_roll ~1.7x too far), so the units are detected from the recording's own evidence and stated:
+
+    clamps     body joints sitting at exactly +/-100 on some frames   -> percent (the range clamp)
+    beyond     a body joint past +/-100                               -> degrees
+    grid       follower readings on the STS3215's degree grid          -> degrees (LeRobot converts a
+               (raw steps x 360/4095, around a whole or half step)        raw step to (raw - mid) x 360/4095)
+    otherwise                                                         -> unknown: state it
+
+Grippers read 0..100 in both conventions and are never evidence. A live replay refuses anything
+but degrees until the person states the units (`--dataset.units=degrees`).
+"""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+STEP_DEG = 360.0 / 4095.0  # one STS3215 step in LeRobot's degree conversion
+GRID_TOLERANCE_STEPS = 0.02  # float32 storage keeps a degree value within this of its grid point, steps
+MIN_CLAMPED_SHARE = 0.005  # frames at exactly +/-100 that mark the range clamp (one in 200)
+ON_GRID_SHARE = 0.9  # share of readings on the degree grid that marks degrees
+OFF_GRID_SHARE = 0.3  # below this (chance is ~8 %), values within +/-100 read as percent
+
+
+class JointUnits(StrEnum):
+    """`--dataset.units`: detect them, or state them."""
+
+    AUTO = "auto"  # detect from the recording
+    DEGREES = "degrees"  # LeRobot 0.6.1's default and ours
+    PERCENT = "percent"  # LeRobot's percent of range (-100..100; grippers 0..100)
+
+
+@dataclass(frozen=True)
+class UnitsVerdict:
+    """The units a dataset's joints are in, and why we think so."""
+
+    units: str  # "degrees", "percent" or "unknown"
+    evidence: str  # in words, for the run's header and the report
+    stated: bool = False  # given by the person (--dataset.units), not detected
+
+    def describe(self) -> str:
+        """One phrase: the units and their source."""
+        how = "stated with --dataset.units" if self.stated else f"detected: {self.evidence}"
+        names = {"degrees": "degrees", "percent": "percent of each joint's range", "unknown": "unknown units"}
+        return f"{names[self.units]} ({how})"
+
+
+def detect_units(values: np.ndarray, names: tuple[str, ...]) -> UnitsVerdict:
+    """The units of joint values (rows: frames; columns named `names`), from their own evidence.
+
+    Follower readings (observation.state) are the best evidence: a policy's or a ramp's actions are
+    off the degree grid even in degrees.
+    """
+    body = [i for i, name in enumerate(names) if "gripper" not in name]
+    matrix = np.asarray(values, dtype=np.float64)[:, body] if body else np.zeros((0, 0))
+    finite = matrix[np.isfinite(matrix)]
+    if finite.size == 0:
+        return UnitsVerdict("unknown", "no body joint values to judge by")
+    peak = float(np.abs(finite).max())
+    if peak > 100.5:
+        return UnitsVerdict("degrees", f"body joints reach {peak:.1f}, past the +/-100 of percent units")
+    clamped = int(np.isclose(np.abs(matrix), 100.0, rtol=0, atol=1e-4).any(axis=1).sum())
+    if clamped >= max(1, MIN_CLAMPED_SHARE * len(matrix)):
+        return UnitsVerdict("percent", f"{clamped} of {len(matrix)} frames hold a body joint at exactly +/-100")
+    steps = finite / STEP_DEG * 2.0  # half steps: LeRobot's range middle may fall between two steps
+    on_grid = float(np.mean(np.abs(steps - np.round(steps)) <= 2 * GRID_TOLERANCE_STEPS))
+    if on_grid >= ON_GRID_SHARE:
+        return UnitsVerdict("degrees", f"{on_grid:.0%} of body joint values lie on the servo's degree grid")
+    if on_grid < OFF_GRID_SHARE:
+        return UnitsVerdict("percent", f"body joints stay within +/-100 and off the degree grid ({on_grid:.0%} on it)")
+    return UnitsVerdict("unknown", f"{on_grid:.0%} of body joint values on the degree grid, none at +/-100")
+
+
+def resolve_units(option: JointUnits, values: np.ndarray, names: tuple[str, ...]) -> UnitsVerdict:
+    """The units as the person stated them, else as detected."""
+    if option is JointUnits.AUTO:
+        return detect_units(values, names)
+    return UnitsVerdict(option.value, "", stated=True)
