@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from policies.engines.config import EngineConfig, EngineKind
@@ -239,7 +240,7 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
             " or use --target=live to move the real arms"
         )
     folder = locate(config.dataset.repo_id or None, config.dataset.root)
-    dataset = open_dataset(folder, config.dataset.repo_id or None)
+    dataset = open_dataset(folder, config.dataset.repo_id or None, need_videos=config.policy.given)
     episodes = chosen_episodes(config.dataset.episodes, dataset)
     fit = fit_dataset(dataset, joint_map=config.joint_map, rig_fps=config.rig.fps, fps=config.fps)
     units = _units(config, dataset, episodes, target, args)
@@ -257,6 +258,13 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
         + (f"; held joints: {', '.join(fit.held)}" if fit.held else "")
     )
     console.print(f"joint units: {units.describe()}", highlight=False)
+    if dataset.missing_videos:
+        lost = escape("; ".join(dataset.missing_videos[:3]))
+        console.print(
+            f"[yellow]{len(dataset.missing_videos)} video file(s) missing or unreadable[/]: not needed to replay the"
+            f" actions; the report's stills show the commanded pose alone ({lost})",
+            soft_wrap=True,
+        )
     run = Replayer(plan, policy, task=config.task, prime=config.engine.prime,
                    on_event=console.print, stops=stops).run()  # fmt: skip
     command = "so101-replay " + " ".join(shlex.quote(a) for a in args)

@@ -11,7 +11,7 @@ parquet files are read here with pyarrow, one episode's rows at a time. Every pr
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import av
@@ -72,6 +72,9 @@ class ReplayDataset:
     state_names: tuple[str, ...] | None  # names of the state columns, None without a state feature
     cameras: dict[str, tuple[int, int]]  # video camera name -> (height, width) px
     episodes: tuple[EpisodeInfo, ...]
+    # Video files missing or unreadable, each in words, when the replay needs no video (actions only):
+    # their episodes carry no such video (the report's stills then show the commanded pose alone).
+    missing_videos: tuple[str, ...] = ()
 
     def episode(self, index: int) -> EpisodeInfo:
         """The metadata of one episode.
@@ -156,8 +159,11 @@ def locate(repo_id: str | None, root: Path | None) -> Path:
     return local
 
 
-def open_dataset(root: Path, repo_id: str | None = None) -> ReplayDataset:
+def open_dataset(root: Path, repo_id: str | None = None, *, need_videos: bool = True) -> ReplayDataset:
     """Open a dataset folder, checking its format version, features and video files.
+
+    `need_videos=False` (a replay of the recorded actions): a missing or unreadable video is noted in
+    `missing_videos` and left out of its episodes instead of refused.
 
     Raises:
         DatasetFormatError: not a v3.0 dataset, unreadable metadata, or inconsistent features (also a
@@ -189,7 +195,13 @@ def open_dataset(root: Path, repo_id: str | None = None) -> ReplayDataset:
         raise DatasetFormatError(f"{root} holds no saved episodes. Next: record some with so101-record")
     rows = list(meta.episodes)
     episodes = tuple(_episode(root, meta, row, cameras) for row in rows)
-    _check_videos(episodes)
+    missing: list[str] = []
+    try:
+        _check_videos(episodes)
+    except VideoError:
+        if need_videos:
+            raise
+        episodes, missing = _without_bad_videos(episodes)
     return ReplayDataset(
         root=root,
         repo_id=name,
@@ -199,6 +211,7 @@ def open_dataset(root: Path, repo_id: str | None = None) -> ReplayDataset:
         state_names=state_names,
         cameras=cameras,
         episodes=episodes,
+        missing_videos=tuple(missing),
     )
 
 
@@ -283,6 +296,21 @@ def _episode(root: Path, meta: object, row: dict, cameras: dict[str, tuple[int, 
         data_path=root / meta.get_data_file_path(index),  # type: ignore[attr-defined]
         videos=tuple(videos),
     )
+
+
+def _without_bad_videos(episodes: tuple[EpisodeInfo, ...]) -> tuple[tuple[EpisodeInfo, ...], list[str]]:
+    """The episodes with every video that fails `_check_videos` left out, and each such file's problem."""
+    bad: dict[Path, str] = {}
+    for episode in episodes:
+        for video in episode.videos:
+            if video.path in bad:
+                continue
+            try:
+                _check_videos((replace(episode, videos=(video,)),))
+            except VideoError as e:
+                bad[video.path] = str(e).split(". Next:")[0]
+    kept = tuple(replace(e, videos=tuple(v for v in e.videos if v.path not in bad)) for e in episodes)
+    return kept, list(bad.values())
 
 
 def _check_videos(episodes: tuple[EpisodeInfo, ...]) -> None:

@@ -52,8 +52,14 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
 }
 
 
-def refused(capsys: pytest.CaptureFixture[str], recording: Recording, root: Path, out: Path) -> tuple[int, str, str]:
-    code = main([f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.output_dir={out}"])
+VIDEO_CASES = ("missing video", "corrupt video")  # refused when a policy needs the frames; else named
+
+
+def refused(
+    capsys: pytest.CaptureFixture[str], recording: Recording, root: Path, out: Path, *extra: str
+) -> tuple[int, str, str]:
+    args = [f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.output_dir={out}", *extra]
+    code = main(args)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -65,7 +71,8 @@ def test_a_broken_dataset_is_refused_with_the_problem_named(
 ):
     damage, fragments = CASES[case]
     damage(dataset_copy)
-    code, out, err = refused(capsys, recording, dataset_copy, tmp_path / "report")
+    policy = ["--policy.path=recorded"] if case in VIDEO_CASES else []  # the frames are observations then
+    code, out, err = refused(capsys, recording, dataset_copy, tmp_path / "report", *policy)
     assert code == 1
     [line] = [line for line in err.splitlines() if line.startswith("error: ")]
     for fragment in fragments:
@@ -73,3 +80,17 @@ def test_a_broken_dataset_is_refused_with_the_problem_named(
     assert "Traceback" not in out + err
     assert "replaying" not in out  # refused before anything was sent anywhere
     assert not (tmp_path / "report").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", VIDEO_CASES)
+def test_a_replay_of_the_actions_needs_no_video_and_names_the_lost_one(
+    case: str, dataset_copy: Path, recording: Recording, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    CASES[case][0](dataset_copy)
+    code, out, err = refused(capsys, recording, dataset_copy, tmp_path / "report")
+    out = " ".join(out.split())
+    assert code == 0, out + err
+    assert "1 video file(s) missing or unreadable: not needed to replay the actions" in out
+    assert str(OVERHEAD_VIDEO) in out
+    assert (tmp_path / "report" / "report.json").is_file()
