@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from evaluation.errors import DatasetReadError
 from evaluation.vocabulary import IMAGE_KEY_PREFIX, VIEWS
+from teleop.dataset.format_check import format_problem
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +193,8 @@ def open_dataset(root: Path, dataset_id: str | None = None) -> DatasetSource:
         raise DatasetReadError(
             f"{root} is not a LeRobot dataset (no meta/info.json); pass --dataset.root=<folder written by so101-record>"
         )
+    if (problem := format_problem(root)) is not None:  # one line naming the file, before LeRobot's many
+        raise DatasetReadError(problem)
     from lerobot.datasets.dataset_metadata import LeRobotDatasetMetadata  # adapter edge: heavy import
 
     try:

@@ -1,9 +1,9 @@
 """Imports point down only: evaluation stands apart; policies > teleop > robot (DESIGN.md).
 
 Two exceptions, each a language every command speaks, evaluation's too, and each importing nothing
-of the product but itself (`SHARED`): the command-line shell, robot/shell/ (help, option names,
-config files), and the layout of the facts we keep beside a dataset, teleop/dataset/sidecar.py
-(quality cards and timing facts, and whether they still belong to their episode).
+of the product but each other (`SHARED`): the command-line shell, robot/shell/ (help, option names,
+config files), and the layout of a dataset folder (`DATASET_LAYOUT`): the facts we keep beside it,
+whether they still belong to their episodes, and whether LeRobot can open it at all.
 
 Also: no import circles among the product's modules (imports inside functions and under
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
@@ -31,8 +31,9 @@ FORBIDDEN = {
 }
 PRODUCT = tuple(FORBIDDEN)
 SHELL = "robot.shell"  # the one part of robot/ that evaluation/ may import
-SIDECARS = "teleop.dataset.sidecar"  # the one part of teleop/ that evaluation/ may import
-SHARED = (SHELL, SIDECARS)
+# The parts of teleop/ that evaluation/ may import: the layout of a dataset folder as every reader speaks it.
+DATASET_LAYOUT = ("teleop.dataset.sidecar", "teleop.dataset.format_check", "teleop.dataset.next_steps")
+SHARED = (SHELL, *DATASET_LAYOUT)
 MAX_LINES = 400  # STYLE.md: one concept per file; past ~300 lines a file asks to be split
 
 # The virtual rig's front: what code outside robot/virtual/ may import. Its settings (parsed with
@@ -234,7 +235,7 @@ def test_no_module_imports_upward():
 
 
 def test_the_shared_modules_import_nothing_of_the_product_but_themselves():
-    # evaluation/ may import robot/shell/ and teleop/dataset/sidecar.py only because they stand on the
+    # evaluation/ may import robot/shell/ and the dataset layout only because they stand on the
     # standard library, draccus, numpy and pyarrow.
     outside = {
         f"{name} imports {target}"

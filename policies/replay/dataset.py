@@ -21,11 +21,10 @@ import pyarrow.parquet as pq
 from policies.replay.errors import DatasetFormatError, ReplayOptionError, VideoError
 from robot.lerobot_edge import lerobot_home
 from teleop.dataset.features import ACTION_KEY, IMAGE_PREFIX, STATE_KEY
-from teleop.dataset.lerobot_format import FORMAT_VERSION, download, hub_offline, read_metadata
+from teleop.dataset.format_check import format_problem
+from teleop.dataset.lerobot_format import download, hub_offline, read_metadata
 
 logger = logging.getLogger(__name__)
-
-_CONVERT = "python -m lerobot.scripts.convert_dataset_v21_to_v30 --repo-id=<id> --root=<folder>"
 
 
 @dataclass(frozen=True)
@@ -172,12 +171,8 @@ def open_dataset(root: Path, repo_id: str | None = None, *, need_videos: bool = 
     """
     root = Path(root).expanduser().resolve()
     info = _read_info(root)
-    version = str(info.get("codebase_version", "unknown"))
-    if version != FORMAT_VERSION:
-        raise DatasetFormatError(
-            f"{root} is a LeRobot dataset in format {version}; so101-replay reads {FORMAT_VERSION}. Next: convert it"
-            f" with LeRobot ({_CONVERT})"
-        )
+    if (problem := format_problem(root, repo_id, videos=False)) is not None:  # videos: checked below
+        raise DatasetFormatError(problem)
     features = info.get("features") or {}
     action_names = _names(features, ACTION_KEY, root, required=True)
     state_names = _names(features, STATE_KEY, root, required=False) if STATE_KEY in features else None

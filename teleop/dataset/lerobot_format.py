@@ -19,10 +19,7 @@ from typing import Any
 from lerobot.utils.constants import DEFAULT_FEATURES
 
 from teleop.dataset.errors import HubUploadError
-
-# LeRobot 0.6.1's `CODEBASE_VERSION`, written down here so a check of a dataset's version needs no
-# import of the dataset classes; tests/teleop/dataset/test_resume_refusals.py holds the two equal.
-FORMAT_VERSION = "v3.0"
+from teleop.dataset.format_check import FORMAT_VERSION
 
 __all__ = ["DEFAULT_FEATURES", "FORMAT_VERSION", "download", "hub_offline", "push_to_hub", "read_metadata"]
 
