@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -18,8 +15,8 @@ from evaluation.commands.review import EXIT_USAGE, main
 from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore
 from tests.support.commands import realtime_threads, stack_dump
+from tests.support.review_server import ReviewProcess
 
-ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "command-test-token-0123456789"
 
 
@@ -102,26 +99,12 @@ def _as_a_background_job() -> None:
     ids=["ctrl_c", "ctrl_c_started_with_sigint_ignored", "sigterm"],
 )
 def test_served_on_all_interfaces_with_a_token_then_stopped(signum, start, dataset_root: Path, judged_store: Path):
-    env = os.environ | {"SO101_REVIEW_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
-    args = [sys.executable, "-m", "evaluation.commands.review", f"--dataset.root={dataset_root}",
-            f"--store_path={judged_store}", "--server.host=0.0.0.0", "--server.port=0", "--reviewer=ana"]  # fmt: skip
-    proc = subprocess.Popen(
-        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=start
-    )
-    lines: list[str] = []
-    found = threading.Event()
-
-    def read() -> None:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if "review page:" in line:
-                found.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    review = ReviewProcess(f"--dataset.root={dataset_root}", f"--store_path={judged_store}", "--server.host=0.0.0.0",
+                           "--server.port=0", "--reviewer=ana", env={"SO101_REVIEW_TOKEN": TOKEN},
+                           preexec_fn=start)  # fmt: skip
+    proc = review.proc
     try:
-        assert found.wait(timeout=120), "".join(lines)
-        url = next(re.search(r"http://\S+", line).group(0) for line in lines if "review page:" in line)
+        url = review.url()
         assert url.endswith(f"/?token={TOKEN}")
         port = int(re.search(r":(\d+)/", url).group(1))
         base = f"http://127.0.0.1:{port}"
@@ -141,12 +124,12 @@ def test_served_on_all_interfaces_with_a_token_then_stopped(signum, start, datas
         except subprocess.TimeoutExpired:
             stuck = realtime_threads()
             stack_dump(proc)  # the stacks arrive on its output
-            reader.join(timeout=10)
+            review.reader.join(timeout=10)
             raise AssertionError(
-                f"so101-review still running 60 s after {signum!r}:\n{''.join(lines)}\n{stuck}"
+                f"so101-review still running 60 s after {signum!r}:\n{review.output}\n{stuck}"
             ) from None
-        reader.join(timeout=10)
-    out = "".join(lines)
+        review.reader.join(timeout=10)
+    out = review.output
     assert code == 0, out
     assert "stopped" in out
     assert "Traceback" not in out

@@ -8,12 +8,8 @@ follows the players and a click that moves them.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +20,10 @@ from evaluation.store import default_store_path
 from tests.support.commands import run
 from tests.support.record_runs import record_args, rig_file
 from tests.support.review_pages import PageProblems
+from tests.support.review_server import ReviewProcess
 
 pytestmark = pytest.mark.slow
 EPISODES = 5
-ROOT = Path(__file__).resolve().parents[3]
 TIMEOUT_MS = 60_000  # a loaded machine decodes slowly
 
 
@@ -46,29 +42,13 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def served(recording: Path) -> Iterator[tuple[str, str]]:
     """(base URL, what so101-review printed) for so101-review over the fresh recording, stopped after."""
     assert not default_store_path(recording).exists()
-    args = [sys.executable, "-m", "evaluation.commands.review", f"--dataset.root={recording}", "--server.port=0",
-            "--reviewer=ana"]  # fmt: skip
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=os.environ | {"PYTHONUNBUFFERED": "1"})  # fmt: skip
-    lines: list[str] = []
-    found = threading.Event()
-
-    def read() -> None:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if "review page:" in line:
-                found.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    review = ReviewProcess(f"--dataset.root={recording}", "--server.port=0", "--reviewer=ana")
     try:
-        assert found.wait(timeout=120), "".join(lines)
-        url = next(re.search(r"http://\S+", line).group(0) for line in lines if "review page:" in line)
-        yield url.rstrip("/"), " ".join("".join(lines).split())
+        yield review.url().rstrip("/"), " ".join(review.output.split())
     finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 0, "".join(lines)
-        reader.join(timeout=10)
+        review.proc.send_signal(signal.SIGINT)
+        assert review.proc.wait(timeout=60) == 0, review.output
+        review.reader.join(timeout=10)
 
 
 def _frame(page: Page) -> int:
