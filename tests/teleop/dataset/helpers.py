@@ -45,6 +45,18 @@ def record(dataset: object, episode: int, frames: int) -> object:
     return dataset.save_episode({"episode": episode, "achieved_fps": np.float64(29.97), "keep": True})
 
 
+def record_logged(dataset: object, episode: int, frames: int) -> None:
+    """Record and save one episode whose timing facts log each frame's joint states, as the recorder's do."""
+    from robot.joints import BIMANUAL_KEYS
+
+    dataset.begin_episode(TASK)
+    for index in range(frames):
+        state, action, images, timing = frame(episode, index)
+        logged = {f"state.{key}": float(value) for key, value in zip(BIMANUAL_KEYS, state, strict=True)}
+        dataset.add_frame(state, action, images, {**timing, **logged})
+    dataset.save_episode({"episode": episode, "frames": frames, "verdict": "keep", "achieved_fps": 30.0})
+
+
 def snapshot(root: Path) -> dict[str, str]:
     """sha256 of every file under root, by relative path."""
     return {

@@ -16,18 +16,9 @@ from teleop.dataset.durable import DurableDataset
 from teleop.dataset.errors import DatasetCorruptError
 from teleop.dataset.journal import JOURNAL_PATH
 from teleop.dataset.sidecar import SIDECAR_DIR, check_all, check_sidecar, sidecar_indices
-from tests.teleop.dataset.helpers import TASK, frame, spec
+from tests.teleop.dataset.helpers import record_logged, spec
 
 LENGTHS = (5, 7, 7)  # episodes 1 and 2 differ only in their states
-
-
-def _record(dataset: DurableDataset, episode: int, frames: int) -> None:
-    dataset.begin_episode(TASK)
-    for index in range(frames):
-        state, action, images, timing = frame(episode, index)
-        logged = {f"state.{key}": float(value) for key, value in zip(BIMANUAL_KEYS, state, strict=True)}
-        dataset.add_frame(state, action, images, {**timing, **logged})
-    dataset.save_episode({"episode": episode, "frames": frames, "verdict": "keep"})
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +26,7 @@ def recorded(tmp_path_factory):
     root = tmp_path_factory.mktemp("sidecars") / "ds"
     with DurableDataset.open(spec(root)) as dataset:
         for episode, frames in enumerate(LENGTHS):
-            _record(dataset, episode, frames)
+            record_logged(dataset, episode, frames)
     return root
 
 
@@ -115,5 +106,5 @@ def test_an_edited_dataset_is_refused_then_adopted_with_its_stale_sidecars_set_a
     assert sidecar_indices(edited) == [0]
 
     with DurableDataset.open(spec(edited)) as dataset:  # resumed: the next episode gets its own sidecar
-        _record(dataset, 2, 4)
+        record_logged(dataset, 2, 4)
     assert [(c.index, c.status) for c in check_all(edited)] == [(0, "ok"), (1, "missing"), (2, "ok")]
