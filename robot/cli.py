@@ -20,7 +20,7 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext, suppress
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from robot.shell.help import command_help, help_requested
 from robot.shell.lists import normalized_lists
 from robot.shell.option_names import unknown_option
 from robot.shell.preflight import ShellError, prepared_args
+from robot.shell.rig_flag import config_path_of, with_config_path
 from robot.signals import SignalStop, StopSignals
 
 logger = logging.getLogger(__name__)
@@ -157,17 +158,21 @@ def at_command_fps[T](config: T) -> T:
         raise UsageError(f"the command line (--fps={fps}): {e}") from e
 
 
-def run_command(main: Callable[[], int | None], stops: StopSignals | None = None) -> int:
+def run_command(
+    main: Callable[[], int | None], stops: StopSignals | None = None, args: Sequence[str] | None = None
+) -> int:
     """Run a command's body; returns its exit status (see the module docstring).
 
-    Typed errors become one clear line on stderr. With `stops`, SIGINT, SIGTERM and SIGHUP are
-    handled while the body runs (robot/signals.py); a command stopped by one exits 128 + its number,
-    unless it then failed (1). After an escalation (a second signal) the process exits here at once,
-    so nothing waits for the dataset writer: it finishes a save in progress on its own.
+    Typed errors become one clear line on stderr; a failure's line gets the `--config_path` of `args`
+    (the command's arguments; default sys.argv[1:]) added to each rig command it names (rig_flag.py).
+    With `stops`, SIGINT, SIGTERM and SIGHUP are handled while the body runs (robot/signals.py); a
+    command stopped by one exits 128 + its number, unless it then failed (1). After an escalation (a
+    second signal) the process exits here at once, so nothing waits for the dataset writer: it
+    finishes a save in progress on its own.
     """
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     with stops if stops is not None else nullcontext():
-        code, failed = _run(main, stops)
+        code, failed = _run(main, stops, config_path_of(sys.argv[1:] if args is None else args))
     if stops is not None and stops.exit_code is not None and not failed:
         code = stops.exit_code
     if stops is not None and stops.escalated:
@@ -178,7 +183,7 @@ def run_command(main: Callable[[], int | None], stops: StopSignals | None = None
     return code
 
 
-def _run(main: Callable[[], int | None], stops: StopSignals | None) -> tuple[int, bool]:
+def _run(main: Callable[[], int | None], stops: StopSignals | None, config_path: str | None) -> tuple[int, bool]:
     """The body's status, and whether it failed with an error."""
     try:
         return main() or EXIT_DONE, False
@@ -190,10 +195,10 @@ def _run(main: Callable[[], int | None], stops: StopSignals | None) -> tuple[int
         _say("\ninterrupted")
         return 128 + 2, False
     except UsageError as e:
-        _say(f"error: {e}")
+        _say(f"error: {e}")  # about the options themselves, --config_path included: left as written
         return EXIT_USAGE, True
     except RobotError as e:
-        _say(f"error: {e}")
+        _say(f"error: {with_config_path(str(e), config_path)}")
         return EXIT_FAILED, True
 
 

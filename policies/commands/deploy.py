@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)  # unwrapped: its Next: pastes
             return 1
 
-    return run_command(body, stops)
+    return run_command(body, stops, argv)
 
 
 def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:

@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 1
 
-    return run_command(body, stops)
+    return run_command(body, stops, args)
 
 
 def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stops: StopSignals) -> int:

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"{name}: {path}")
         return 0
 
-    return run_command(body, stops)
+    return run_command(body, stops, argv)
 
 
 if __name__ == "__main__":

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         _write(console, entries, rig_path, config_path_arg(args))
         return 0
 
-    return run_command(body, StopSignals())  # a signal unwinds as Ctrl-C does: exit 128+n
+    return run_command(body, StopSignals(), args)  # a signal unwinds as Ctrl-C does: exit 128+n
 
 
 if __name__ == "__main__":

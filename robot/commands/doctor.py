@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"[bold red]{len(failed)} check(s) failed[/]: fix them before recording")
         return 1 if failed else 0
 
-    return run_command(body, StopSignals())  # a signal unwinds as Ctrl-C does: exit 128+n
+    return run_command(body, StopSignals(), argv)  # a signal unwinds as Ctrl-C does: exit 128+n
 
 
 if __name__ == "__main__":

@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Next: so101-setup --config_path={target}")  # unwrapped: it pastes
         return 0
 
-    return run_command(body, stops)
+    return run_command(body, stops, argv)
 
 
 def _by_motion(

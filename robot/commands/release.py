@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 console.print(f"{name}: torque off")
         return 0
 
-    return run_command(body)
+    return run_command(body, args=argv)
 
 
 if __name__ == "__main__":

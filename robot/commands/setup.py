@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Next: so101-calibrate --arms={arms}" + _config_flag(argv))  # unwrapped: it pastes
         return 0
 
-    return run_command(body, stops)
+    return run_command(body, stops, argv)
 
 
 def _config_flag(argv: list[str] | None) -> str:

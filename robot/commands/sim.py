@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         serve(virtual, announce=_announce(config, Console(stderr=config.json)))
         return 0
 
-    return run_command(body)
+    return run_command(body, args=argv)
 
 
 if __name__ == "__main__":

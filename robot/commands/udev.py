@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         _output(config, plan, rig_path, notes)
         return 1 if plan.missing else 0
 
-    return run_command(body, StopSignals())
+    return run_command(body, StopSignals(), args)
 
 
 def _write(path: Path, text: str) -> None:

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         # A safety stop, or fewer episodes than asked for (a failed save), is not a success.
         return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
 
-    return run_command(body, stops)
+    return run_command(body, stops, argv)
 
 
 def _record(config: RecordConfig, writer: DatasetWriter, console: Console, stops: StopSignals) -> RunOutcome:

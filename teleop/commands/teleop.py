@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             _print(summary, console)
         return 1 if summary["failed"] else 0
 
-    return run_command(body, stops)
+    return run_command(body, stops, argv)
 
 
 class _Keys:

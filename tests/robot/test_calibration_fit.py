@@ -340,7 +340,7 @@ def test_so101_teleop_refuses_another_arms_file_before_its_first_tick_and_so101_
         lines = [line for line in refused.stderr.splitlines() if "does not fit" in line]
         assert len(lines) == 1, refused.stderr[-2000:]
         assert lines[0].startswith("error: left follower on ")
-        assert lines[0].endswith(". Next: so101-calibrate --arms=left_follower")
+        assert lines[0].endswith(f". Next: so101-calibrate --config_path={rig} --arms=left_follower")  # pastes as is
         assert refused.stdout.strip() == ""  # no summary: no tick ran
         for arm in FOLLOWERS:
             assert not goal_writes(client.trace(arm)), f"{arm}: a goal was written"
