@@ -284,7 +284,13 @@ def test_the_virtual_followers_track_the_recorded_actions(tmp_path: Path, record
             for k in np.flatnonzero(pairs)[np.flatnonzero(pairs) >= SETTLED_TICKS]:
                 if np.ptp(sent[k - SETTLED_TICKS : k + 1, column]) <= 2 * steps[column] + 1e-6:
                     settled += 1
-                    assert lag[k, column] <= SETTLED_STEPS * steps[column], (entry["episode"], key, k, lag[k, column])
+                    assert lag[k, column] <= SETTLED_STEPS * steps[column], (
+                        entry["episode"], key, k, lag[k, column],
+                        # what the next failure needs to tell a slow follower from a blocked gripper:
+                        np.round(sent[k - SETTLED_TICKS : k + 1, column], 3).tolist(),
+                        np.round(observed[k - SETTLED_TICKS : k + 2, column], 3).tolist(),
+                        entry["safety_events"][:10],
+                    )  # fmt: skip
             if not intervened:
                 assert tracking["max_abs"][key] == pytest.approx(lag[fresh, column].max(), abs=1e-4)
         assert settled > 0  # some goals hold still (a wrist roll, a gripper before the grasp)
