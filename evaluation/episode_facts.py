@@ -102,7 +102,8 @@ def timeline(source: DatasetSource, episode: EpisodeRecord) -> dict[str, Any]:
     """The episode page's traces and marks, as JSON.
 
     Joint states and actions per column, idle spans and, when the sidecar belongs to the episode,
-    the frames the safety layer changed and the frames after a camera lost some (sequence gaps).
+    the frames where the safety layer changed a goal (a gripper's squeeze relief aside) and the frames
+    after a camera lost some (sequence gaps).
     """
     signals = source.signals(episode)
     check = check_sidecar(source.root, episode.index, signals.names, signals.state)
@@ -121,7 +122,13 @@ def timeline(source: DatasetSource, episode: EpisodeRecord) -> dict[str, Any]:
 
 def _sidecar_marks(timing: dict[str, np.ndarray]) -> dict[str, list[int]]:
     safety = timing.get("safety.changed_mask")
-    changed = [] if safety is None else np.flatnonzero(np.nan_to_num(safety) != 0).tolist()
+    relief = timing.get("safety.relief_mask")
+    changed: list[int] = []
+    if safety is not None:
+        masks = np.nan_to_num(safety).astype(np.int64)
+        if relief is not None:  # a gripper eased off a squeeze is routine, not worth a mark
+            masks &= ~np.nan_to_num(relief).astype(np.int64)
+        changed = np.flatnonzero(masks != 0).tolist()
     dropped: set[int] = set()
     for key, sequence in timing.items():
         if key.endswith(".sequence") and len(sequence) > 1:

@@ -134,7 +134,11 @@
   playButton.addEventListener("click", () => { playButton.blur(); playing ? pause() : play(); });
   document.getElementById("step-back").addEventListener("click", (ev) => { ev.currentTarget.blur(); step(-1); });
   document.getElementById("step-fwd").addEventListener("click", (ev) => { ev.currentTarget.blur(); step(1); });
-  scrubber.addEventListener("input", () => { pause(); seek(frameTime(parseInt(scrubber.value, 10))); });
+  scrubber.addEventListener("input", () => {
+    const f = parseInt(scrubber.value, 10); // read first: pause() redraws the scrubber at the shown frame
+    pause();
+    seek(frameTime(f));
+  });
   for (const b of document.querySelectorAll(".frame-ref[data-t]")) {
     b.addEventListener("click", () => { b.blur(); pause(); seek(frameTime(frameAt(parseFloat(b.dataset.t)))); });
   }

@@ -8,6 +8,7 @@ follows the players and a click that moves them.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from tests.support.review_server import ReviewProcess
 pytestmark = pytest.mark.slow
 EPISODES = 5
 TIMEOUT_MS = 60_000  # a loaded machine decodes slowly
+SCREENSHOT = os.environ.get("SO101_REVIEW_SCREENSHOT", "")  # a PNG of the episode page, for a person to look at
 
 
 @pytest.fixture(scope="module")
@@ -107,10 +109,15 @@ def test_the_traces_lie_under_the_videos_and_follow_them(browser: Browser, serve
     assert page.locator("#trace-left").get_attribute("data-cursor") == "3"  # the cursor follows the players
 
     box = page.locator("#trace-right").bounding_box()
-    page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
+    page.locator("#trace-right").click(position={"x": box["width"] * 0.75, "y": box["height"] / 2})  # scrolled to
+    if SCREENSHOT:
+        page.screenshot(path=SCREENSHOT, full_page=True)
     page.wait_for_function("() => parseInt(document.getElementById('frame-label').dataset.frame) > 20",
                            timeout=TIMEOUT_MS)  # fmt: skip
     frame = _frame(page)
     assert page.locator("#trace-left").get_attribute("data-cursor") == str(frame)  # a click moved the players
+    page.locator("#scrubber").fill("10")  # the scrubber moves them too (it once snapped back to the shown frame)
+    page.wait_for_function("() => document.getElementById('frame-label').dataset.frame === '10'", timeout=TIMEOUT_MS)
+    assert page.locator("#trace-right").get_attribute("data-cursor") == "10"
     assert problems.errors == []
     page.close()
