@@ -236,7 +236,12 @@ CASES: dict[str, Case] = {
     "judge_missing_options_file": ("so101-judge", lambda t, d: [_not_a_file(t), f"--dataset.root={d}"], 2),
     "review_missing_options_file": ("so101-review", lambda t, d: [_not_a_file(t)], 2),
     "report_missing_options_file": ("so101-report", lambda t, d: [_not_a_file(t)], 2),
-    "review_without_a_store": ("so101-review", lambda t, d: [f"--dataset.root={d}", "--reviewer=ana"], 2),
+    # Without a store beside it so101-review starts one (tests/evaluation/review); a missing one named is refused.
+    "review_with_a_missing_store": (
+        "so101-review",
+        lambda t, d: [f"--dataset.root={d}", f"--store_path={t / 'none.sqlite'}", "--reviewer=ana"],
+        2,
+    ),
     "report_without_a_store": ("so101-report", lambda t, d: [f"--datasets=[{d}]"], 2),
     "doctor_missing_rig_file": ("so101-doctor", lambda t, d: [_not_a_file(t)], 2),
     "demo_output_is_a_file": ("so101-demo", lambda t, d: [f"--output_dir={_a_file(t)}"], 2),
