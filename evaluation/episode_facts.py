@@ -5,9 +5,9 @@
                                          still belongs to the episode (teleop/dataset/sidecar.py)
 
 A dataset recorded by another tool has no sidecar: its traces and idle spans still come from the
-data, and the page says that no card was kept. A sidecar left behind by an edit (LeRobot's
-lerobot-edit-dataset renumbers episodes and leaves meta/so101/ as it was) is named stale and never
-shown as another episode's facts.
+data, and the page says that no card was kept. A sidecar that an edit left describing another
+episode (LeRobot's lerobot-edit-dataset renumbers episodes; meta/so101/ copied back along with them)
+is named stale and never shown as another episode's facts.
 """
 
 from __future__ import annotations

@@ -315,7 +315,7 @@ class ReviewCatalog:
 
 
 def _quality_passes(flt: EpisodeFilter, summary: EpisodeSummary) -> bool:
-    """Whether an episode passes the filter's quality conditions (an episode without a card passes none)."""
+    """Whether an episode passes the filter's quality conditions (without a card: only verdict "no card")."""
     quality = summary.facts.quality
     if flt.verdict and summary.verdict != flt.verdict:
         return False

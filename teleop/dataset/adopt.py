@@ -7,9 +7,10 @@ opening it. Adopting checks, reading only, that LeRobot could continue the datas
 codebase_version, every parquet file finalized, no save of ours left half done), then journals its
 files as they are now. The rig's settings are checked when so101-record resumes it.
 
-An edit by another tool (LeRobot's lerobot-edit-dataset) renumbers episodes and leaves our sidecars
-in meta/so101/episodes/ as they were: each one that no longer describes the episode at its index is
-moved to meta/so101/set_aside/ (never deleted) and named, so no episode inherits another's facts.
+An edit by another tool (LeRobot's lerobot-edit-dataset) renumbers episodes; LeRobot does not carry
+meta/so101/ along, but a person who copies it back (or edits the files by hand) leaves sidecars that
+describe other episodes: each one that no longer describes the episode at its index is moved to
+meta/so101/set_aside/ (never deleted) and named, so no episode inherits another's facts.
 
     python -m teleop.dataset.adopt --root=$HF_LEROBOT_HOME/me/fold_cloth
 
@@ -33,7 +34,7 @@ from teleop.dataset.journal import BACKUP_DIR, JOURNAL_PATH, JournalEntry, episo
 from teleop.dataset.lock import DatasetLock
 from teleop.dataset.next_steps import NEW_FOLDER
 from teleop.dataset.repair import check_finalized
-from teleop.dataset.sidecar import SIDECAR_DIR, SO101_DIR, check_all, episode_dir
+from teleop.dataset.sidecar import SIDECAR_DIR, SO101_DIR, check_all, episode_dir, sidecar_indices
 
 SET_ASIDE_DIR = f"{SO101_DIR}/set_aside"  # sidecars an adoption found describing other episodes
 
@@ -107,6 +108,8 @@ def adopt(root: Path, lock_timeout_s: float = 1.0) -> Adopted:
 
 def _set_aside_stale_sidecars(root: Path) -> tuple[str, ...]:
     """Move every sidecar that no longer belongs to its episode under SET_ASIDE_DIR; name each."""
+    if not sidecar_indices(root):  # a dataset another tool recorded: nothing of ours to check
+        return ()
     moved = []
     for check in check_all(root):
         if check.status != "stale":

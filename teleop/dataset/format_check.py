@@ -74,7 +74,8 @@ def _parquet_problem(path: Path) -> str | None:
     try:
         pq.read_metadata(path)
     except (OSError, pa.ArrowException) as e:
-        return f"{path} cannot be read as parquet ({str(e).splitlines()[0]}): it is corrupt. {_RESTORE}"
+        reason = (str(e).splitlines() or [type(e).__name__])[0]
+        return f"{path} cannot be read as parquet ({reason}): it is corrupt. {_RESTORE}"
     return None
 
 

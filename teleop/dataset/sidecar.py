@@ -141,7 +141,10 @@ def recorded_states(root: Path) -> tuple[tuple[str, ...], dict[int, np.ndarray]]
         OSError, ValueError, KeyError, pyarrow.ArrowException: a file cannot be read as LeRobot data.
     """
     info = json.loads((Path(root) / "meta" / "info.json").read_text())
-    names = tuple(info["features"]["observation.state"]["names"])
+    state = info.get("features", {}).get("observation.state")
+    if not isinstance(state, dict) or not state.get("names"):
+        return (), {}  # no joint states to check a sidecar against
+    names = tuple(str(name) for name in state["names"])
     parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for path in sorted((Path(root) / "data").glob("*/*.parquet")):
         table = pq.read_table(path, columns=["episode_index", "frame_index", "observation.state"])
@@ -169,7 +172,9 @@ def check_all(root: Path) -> list[SidecarCheck]:
     names, states = recorded_states(root)
     checks = []
     for index in sorted(set(sidecar_indices(root)) | set(states)):
-        if index not in states:
+        if not names:
+            checks.append(SidecarCheck(index, "stale", "the dataset has no observation.state to check it against"))
+        elif index not in states:
             checks.append(SidecarCheck(index, "stale", "the dataset holds no such episode now"))
         else:
             checks.append(check_sidecar(root, index, names, states[index]))
