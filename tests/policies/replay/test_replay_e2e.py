@@ -52,10 +52,12 @@ TICK_CAP = np.array([_CAPS["gripper" if k.endswith("gripper.pos") else "body"] f
 # short of it. Measured on four recordings of the scripted fold (its speed differs from one to the
 # next, hence the absolute error: 0.35-4.3 degrees body): at most 0.75 of a body joint's largest
 # one-tick move, and 1.02 of a gripper's (a recorded gripper that reverses at once, 15 % in one
-# frame, overshoots under the acceleration limit). Once a goal has held still for 10 ticks, the
-# followers were within 3 encoder steps of it.
+# frame, overshoots under the acceleration limit). After a step a goal is reached within 11 ticks
+# (the largest, a gripper opening 17 % at once, overshoots by 5 % and is back 11 ticks later), and a
+# busy host can hand the emulator a goal late: in CI a gripper was 3 ticks behind that, so a goal
+# that has held still for 10 ticks was not yet reached (5 steps short). Twenty ticks leave 9 for it.
 TRACKING_LAG_TICKS = {"body": 1.0, "gripper": 1.5}  # bound: this many of the joint's largest one-tick moves
-SETTLED_TICKS = 10  # a goal steady (within 2 encoder steps) this many ticks has been reached...
+SETTLED_TICKS = 20  # a goal steady (within 2 encoder steps) this many ticks has been reached...
 SETTLED_STEPS = 5  # ...to within this many encoder steps
 
 
@@ -284,7 +286,7 @@ def test_the_virtual_followers_track_the_recorded_actions(tmp_path: Path, record
             for k in np.flatnonzero(pairs)[np.flatnonzero(pairs) >= SETTLED_TICKS]:
                 if np.ptp(sent[k - SETTLED_TICKS : k + 1, column]) <= 2 * steps[column] + 1e-6:
                     settled += 1
-                    assert lag[k, column] <= SETTLED_STEPS * steps[column], (
+                    assert lag[k, column] <= SETTLED_STEPS * steps[column] + JSON_DECIMALS_TOLERANCE, (
                         entry["episode"], key, k, lag[k, column],
                         # what the next failure needs to tell a slow follower from a blocked gripper:
                         np.round(sent[k - SETTLED_TICKS : k + 1, column], 3).tolist(),
