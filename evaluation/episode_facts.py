@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 
 from evaluation.episode_source import DatasetSource, EpisodeRecord, EpisodeSignals
-from teleop.dataset.sidecar import IDLE_SPEED_DEG_S, SidecarCheck, check_sidecar, read_quality, read_timing
+from teleop.dataset.sidecar import SidecarCheck, check_sidecar, idle_frames, read_quality, read_timing
 
 MIN_IDLE_SPAN_S = 0.5  # shorter pauses are part of the motion, not idle time worth marking, s
-_GRIPPER = "gripper"
 
 
 @dataclass(frozen=True)
@@ -78,15 +77,9 @@ def episode_facts(source: DatasetSource, episode: EpisodeRecord) -> EpisodeFacts
 def idle_spans(signals: EpisodeSignals, min_span_s: float = MIN_IDLE_SPAN_S) -> list[tuple[int, int]]:
     """[first, last] frames of each run of idle frames at least `min_span_s` long.
 
-    A frame is idle when no body joint moved faster than IDLE_SPEED_DEG_S since the previous frame
-    (the rule of the quality card's idle share); the first frame takes the second's verdict.
+    Idle frames by the rule of the quality card's idle share (sidecar.idle_frames).
     """
-    body = [i for i, name in enumerate(signals.names) if _GRIPPER not in name]
-    state = np.asarray(signals.state, dtype=np.float64)[:, body]
-    if len(state) < 2 or not body:
-        return []
-    speeds = np.abs(np.diff(state, axis=0)).max(axis=1) * signals.fps
-    idle = np.concatenate([[speeds[0] < IDLE_SPEED_DEG_S], speeds < IDLE_SPEED_DEG_S])
+    idle = idle_frames(signals.state, signals.names, signals.fps)  # all False without two frames and a body joint
     spans, start = [], None
     for frame, still in enumerate([*idle.tolist(), False]):
         if still and start is None:

@@ -96,6 +96,23 @@ def pytest_runtest_logreport(report) -> None:
 UNPARSED_NEXT_STEPS: list[str] = []
 
 
+@pytest.fixture(scope="session")
+def fresh_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five short episodes recorded on the virtual rig by so101-record, never judged (tests copy it to change it)."""
+    from tests.support.commands import run
+    from tests.support.record_runs import record_args, rig_file
+
+    tmp = tmp_path_factory.mktemp("fresh")
+    result = run("so101-record", *record_args(tmp, rig_file(tmp), f"--session.num_episodes={FRESH_EPISODES}",
+                                              "--session.episode_s=1.5", "--session.reset_s=0.3"),
+                 timeout_s=300)  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return tmp / "dataset"
+
+
+FRESH_EPISODES = 5
+
+
 def pytest_sessionfinish(session) -> None:
     """Parse every next step the session's commands printed; one that does not parse fails the run.
 

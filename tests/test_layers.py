@@ -61,6 +61,7 @@ LEROBOT_ADAPTERS = {
     "robot/lerobot_edge.py": "LeRobot's home folder and its video encoder settings",
     "teleop/dataset/lerobot_adapter.py": "the dataset writer (LeRobotDataset, its streaming encoder)",
     "teleop/dataset/lerobot_format.py": "the dataset format: version, default features, metadata, the hub",
+    "teleop/dataset/curate/lerobot_tools.py": "its dataset tools (delete, split, merge) and writer, for curation",
     "policies/lerobot_policy.py": "policy configs, models, processors, RTC's latency tracker",
     "policies/engines/remote_wire.py": "the async-inference transport (gRPC messages, pickled payloads)",
     "policies/testing/": "tiny ACT and SmolVLA checkpoints built offline, for tests and the demo",

@@ -36,7 +36,7 @@ def test_every_form_of_a_list_becomes_draccus_own(value, integers, episodes, exp
 
 def test_only_list_options_are_rewritten_and_a_list_of_sections_stays_yaml():
     argv = ["--tags=a,b", "--title=x,y", "--names", "A,B", "--stats.seed=3"]
-    assert normalized_lists(ReportCommandConfig, argv) == ["--tags=[a,b]", "--title=x,y", "--names=[A,B]",
+    assert normalized_lists(ReportCommandConfig, argv) == ['--tags=["a","b"]', "--title=x,y", '--names=["A","B"]',
                                                            "--stats.seed=3"]  # fmt: skip
     cameras = '--rig.cameras=[{"name": "overhead", "width": 64}]'
     assert normalized_lists(CalibrateConfig, [cameras]) == [cameras]
@@ -70,3 +70,10 @@ def test_arms_take_the_same_list_forms():
     assert split_list("[left_follower, left_leader]") == ["left_follower", "left_leader"]
     for arms in ("left_follower,left_leader", "[left_follower,left_leader]"):
         assert select_arms(rig, arms) == ["left_follower", "left_leader"]
+
+
+@pytest.mark.parametrize("item", ["2:10:40", "no", "1e3", "0755", "on", "null"])
+def test_a_text_item_reaches_the_command_as_written_not_as_yaml_reads_it(item, tmp_path):
+    """Unquoted, YAML takes `2:10:40` for 7840 (base 60), `no` for False, `1e3` for a float, `null` for None."""
+    config = parse_options(ReportCommandConfig, [f"--tags={item},b"], doc="", example="so101-report")
+    assert config.tags == (item, "b")

@@ -14,6 +14,7 @@ import yaml
 
 from tests.support.commands import run, script
 from tests.support.record_runs import REPO, load, record_args, rig_file, saved_episodes
+from tests.support.tiny_training import train_tiny_act
 
 pytestmark = pytest.mark.slow
 CAMERAS = ["left_wrist", "right_wrist", "overhead"]
@@ -76,46 +77,13 @@ def test_three_episodes_load_train_and_match_what_the_rig_logged(tmp_path):
 
     policy_features = dataset_to_policy_features(dataset.meta.features)
     assert set(policy_features) == {"observation.state", "action", *(f"observation.images.{n}" for n in CAMERAS)}
-    _train_tiny_act(dataset, root)
+    train_tiny_act(root, REPO)
 
 
 def _keys() -> list[str]:
     from robot.joints import BIMANUAL_KEYS
 
     return list(BIMANUAL_KEYS)
-
-
-def _train_tiny_act(dataset, root: Path) -> None:
-    """LeRobot's own data loading feeds a tiny ACT for a few optimisation steps."""
-    import torch
-    from lerobot.configs.types import FeatureType
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset
-    from lerobot.policies.act.configuration_act import ACTConfig
-    from lerobot.policies.act.modeling_act import ACTPolicy
-    from lerobot.policies.factory import make_pre_post_processors
-    from lerobot.utils.feature_utils import dataset_to_policy_features
-
-    features = dataset_to_policy_features(dataset.meta.features)
-    outputs = {k: f for k, f in features.items() if f.type is FeatureType.ACTION}
-    inputs = {k: f for k, f in features.items() if k not in outputs}
-    config = ACTConfig(input_features=inputs, output_features=outputs, pretrained_backbone_weights=None,
-                       dim_model=32, n_heads=2, dim_feedforward=64, n_encoder_layers=1, n_decoder_layers=1,
-                       n_vae_encoder_layers=1, chunk_size=5, n_action_steps=5, device="cpu")  # fmt: skip
-    delta = {"action": [i / dataset.meta.fps for i in range(config.chunk_size)]}
-    training = LeRobotDataset(REPO, root=root, delta_timestamps=delta, video_backend="pyav")
-    policy = ACTPolicy(config)
-    preprocess, _ = make_pre_post_processors(config, dataset_stats=training.meta.stats)
-    loader = torch.utils.data.DataLoader(training, batch_size=4, shuffle=True)
-    optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-4)
-    policy.train()
-    for step, batch in enumerate(loader):
-        loss, _ = policy.forward(preprocess(batch))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        assert torch.isfinite(loss)
-        if step == 2:
-            break
 
 
 def wait_for(predicate, timeout_s: float, what: str) -> None:

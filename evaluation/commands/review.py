@@ -1,4 +1,4 @@
-"""so101-review: browse a dataset's episodes, check judge scores against the videos and override them.
+r"""so101-review: browse a dataset's episodes, check judge scores against the videos and override them.
 
 Any LeRobot v3.0 dataset opens, judged or not. The episodes page lists each episode's duration,
 task and quality card (achieved fps, camera skew, lost frames, idle share, limit hits, verdict),
@@ -28,7 +28,7 @@ Examples:
 
     # The token from a file instead (kept out of `ps`; --server.access_token=... on the command line is not):
     (umask 077; python -c "import secrets; print(secrets.token_urlsafe(24))" > ~/.so101-review-token)
-    so101-review --dataset.root=outputs/datasets/fold_smolvla --server.host=0.0.0.0 \
+    so101-review --dataset.root=outputs/datasets/fold_smolvla --server.host=0.0.0.0 \\
         --server.access_token_file=~/.so101-review-token
 
 Every override made through the page is recorded under the reviewer this server was started with

@@ -10,6 +10,7 @@ option takes the same forms, rewritten to draccus's before it parses:
 """
 
 import dataclasses
+import json
 import types
 import typing
 from pathlib import Path
@@ -37,15 +38,21 @@ def normalized_lists(config_cls: type, argv: list[str]) -> list[str]:
         if not eq:  # `--tags a,b`: the value is the next word
             value = next(args, "")
         try:
-            out.append(f"{name}={bracketed(value, integers=lists[option], episodes=option.endswith(EPISODE_FIELD))}")
+            kind = lists[option]
+            value = bracketed(value, integers=kind is int, episodes=option.endswith(EPISODE_FIELD), strings=kind is str)
+            out.append(f"{name}={value}")
         except ValueError:
             example = "all, 0,2,5 or 1-3" if option.endswith(EPISODE_FIELD) else "0,2,5 or 1-3"
             raise ValueError(f"--{option}={value}: expected a list of numbers or ranges, e.g. {example}") from None
     return out
 
 
-def bracketed(value: str, *, integers: bool = False, episodes: bool = False) -> str:
-    """`value` as `[a,b]`: brackets added, integer ranges expanded, `all` episodes as `[]`."""
+def bracketed(value: str, *, integers: bool = False, episodes: bool = False, strings: bool = False) -> str:
+    """`value` as `[a,b]`: brackets added, integer ranges expanded, `all` episodes as `[]`.
+
+    `strings`: the items are strings (or paths), quoted so YAML, which draccus reads the list with, takes
+    each as written: unquoted, `2:10:40` is the number 7840 (base 60), `no` is False and `1e3` a float.
+    """
     text = value.strip()
     if episodes and text == "all":
         return "[]"
@@ -55,6 +62,8 @@ def bracketed(value: str, *, integers: bool = False, episodes: bool = False) -> 
     items = [item.strip() for item in inner.split(",") if item.strip()]
     if integers:
         items = [str(n) for item in items for n in _integers(item)]
+    if strings:
+        items = [item if item[:1] in "\"'" else json.dumps(item) for item in items]
     return "[" + ",".join(items) + "]"
 
 
@@ -72,9 +81,9 @@ def _integers(item: str) -> range:
     return range(int(item), int(item) + 1)
 
 
-def _list_options(config_cls: type) -> dict[str, bool]:
-    """Dotted option name -> whether its items are integers, for every list or tuple field."""
-    found: dict[str, bool] = {}
+def _list_options(config_cls: type) -> dict[str, type | None]:
+    """Option name -> its items' kind (int; str for strings and paths; else None), for each list or tuple field."""
+    found: dict[str, type | None] = {}
 
     def walk(cls: type, prefix: str) -> None:
         hints = typing.get_type_hints(cls)
@@ -86,7 +95,8 @@ def _list_options(config_cls: type) -> dict[str, bool]:
             elif typing.get_origin(hint) in (list, tuple, set, frozenset):
                 args = [a for a in typing.get_args(hint) if a is not Ellipsis]
                 if all(a in SCALARS for a in args):  # a list of sections (the rig's cameras) stays YAML
-                    found[name] = bool(args) and all(a is int for a in args)
+                    kinds = {int if a is int else str if a in (str, Path) else None for a in args}
+                    found[name] = kinds.pop() if len(kinds) == 1 else None
 
     walk(config_cls, "")
     return found

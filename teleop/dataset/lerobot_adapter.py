@@ -104,6 +104,15 @@ def create_empty(root: Path, spec: WriterSpec) -> None:
     dataset.finalize()
 
 
+def create_streaming(root: Path, repo_id: str, fps: int, features: dict, robot_type: str | None,
+                     rgb_encoder: RGBEncoderConfig | None) -> LeRobotDataset:  # fmt: skip
+    """A new dataset at `root` written frame by frame, its videos streamed to encoders that never drop a frame."""
+    return _RecordingDataset.create(
+        repo_id, fps, features, root=root, robot_type=robot_type, use_videos=True, video_backend="pyav",
+        rgb_encoder=rgb_encoder, streaming_encoding=True,
+    )  # fmt: skip
+
+
 def open_for_append(spec: WriterSpec) -> LeRobotDataset:
     """Open an existing dataset for writing new episodes, each into new files."""
     return _RecordingDataset.resume(

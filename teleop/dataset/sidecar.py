@@ -31,6 +31,21 @@ QUALITY_FILE = "quality.json"
 IDLE_SPEED_DEG_S = 2.0
 
 
+def idle_frames(states: np.ndarray, names: Sequence[str], fps: float) -> np.ndarray:
+    """Per frame, whether no body joint (all but the grippers) moved faster than IDLE_SPEED_DEG_S since the last.
+
+    The first frame takes the second's verdict. The quality card's idle share, the review page's idle
+    spans and the trims a curation proposes all count with this rule.
+    """
+    body = [i for i, name in enumerate(names) if "gripper" not in name]
+    state = np.asarray(states, dtype=np.float64)
+    if len(state) < 2 or not body:
+        return np.zeros(len(state), dtype=bool)
+    speeds = np.abs(np.diff(state[:, body], axis=0)).max(axis=1) * fps
+    still = speeds < IDLE_SPEED_DEG_S
+    return np.concatenate([still[:1], still])
+
+
 def episode_dir(root: Path, index: int) -> Path:
     """The sidecar directory of one episode."""
     return Path(root) / SIDECAR_DIR / f"episode-{index:06d}"

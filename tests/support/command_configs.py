@@ -20,6 +20,7 @@ _NAMED = {
     "so101-report": "ReportCommandConfig",
     "so101-demo": "DemoConfig",
     "so101-policy-server": "PolicyServerConfig",
+    "so101-edit": "EditConfig",
 }
 
 

@@ -18,26 +18,19 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from evaluation.store import default_store_path
-from tests.support.commands import run
-from tests.support.record_runs import record_args, rig_file
 from tests.support.review_pages import PageProblems
 from tests.support.review_server import ReviewProcess
 
 pytestmark = pytest.mark.slow
-EPISODES = 5
+EPISODES = 5  # tests/conftest.py's FRESH_EPISODES
 TIMEOUT_MS = 60_000  # a loaded machine decodes slowly
 SCREENSHOT = os.environ.get("SO101_REVIEW_SCREENSHOT", "")  # a PNG of the episode page, for a person to look at
 
 
 @pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Five short episodes recorded on the virtual rig by so101-record (never judged)."""
-    tmp = tmp_path_factory.mktemp("fresh")
-    result = run("so101-record", *record_args(tmp, rig_file(tmp), f"--session.num_episodes={EPISODES}",
-                                              "--session.episode_s=1.5", "--session.reset_s=0.3"),
-                 timeout_s=300)  # fmt: skip
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return tmp / "dataset"
+def recording(fresh_recording: Path) -> Path:
+    """Five short episodes recorded on the virtual rig by so101-record (never judged): tests/conftest.py's."""
+    return fresh_recording
 
 
 @pytest.fixture(scope="module")
