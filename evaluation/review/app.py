@@ -4,6 +4,7 @@
     GET  /episodes/{i}              three synced videos, joint traces, evidence, motion check, overrides
     GET  /episodes/{i}/timeline     the traces and timeline marks under the videos (JSON)
     POST /episodes/{i}/overrides    append an override (form post with the page's CSRF token), then redirect
+    /curation, POST /episodes/{i}/trim   drop and trim marks, preview, write (curation_pages.py)
     GET  /media/videos/...mp4       a dataset video (HTTP range requests, so the players can seek)
     GET  /static/{review.js,...}    the page's script and style
 
@@ -37,6 +38,7 @@ from evaluation.errors import EvaluationError
 from evaluation.overrides import REASON_CODES, OverrideStore
 from evaluation.review.body_limit import BodyRefusedError, read_body
 from evaluation.review.catalog import REVIEW_STATUSES, EpisodeFilter, ReviewCatalog
+from evaluation.review.curation_pages import Curation, add_curation_routes
 from evaluation.review.episode_view import episode_detail
 from evaluation.review.filters import VERDICTS
 from evaluation.review.forms import MAX_BODY_BYTES, FormError, override_form, parse_form, parse_time
@@ -57,6 +59,7 @@ log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_TYPES = {
     "review.js": "text/javascript", "episodes.js": "text/javascript", "traces.js": "text/javascript",
+    "trim.js": "text/javascript",
     "review.css": "text/css",
 }  # fmt: skip
 CSP = (
@@ -86,6 +89,7 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
     env.filters["score"] = fmt_score
     app = FastAPI(title="so101-review", docs_url=None, redoc_url=None, openapi_url=None)
     pages = _Pages(catalog, overrides, keys, env, settings)
+    add_curation_routes(app, pages.curation)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -156,6 +160,7 @@ class _Pages:
         self.keys = keys
         self.env = env
         self.settings = settings
+        self.curation = Curation(self)
 
     def episodes(self, request: Request) -> Response:
         criteria = self.catalog.criteria()
@@ -165,8 +170,11 @@ class _Pages:
             return self._message(400, "bad filter", str(e))
         shown = [c for c in criteria if not flt.criterion or c.id == flt.criterion]
         rows = self.catalog.select(flt)
+        session = self._session(request)
         return self._render(
-            request, "episodes.html", criteria=criteria, shown=shown, rows=rows, flt=flt, tags=self.catalog.tags(),
+            request, "episodes.html", session=session, curation=self.curation.list_context(session[0]),
+            shown_indices=",".join(str(s.index) for s in rows), criteria=criteria, shown=shown, rows=rows, flt=flt,
+            tags=self.catalog.tags(),
             statuses=REVIEW_STATUSES, judged=self.catalog.judged(), total=len(self.catalog.source.episodes),
             dataset_id=self.catalog.dataset_id, ids=[c.id for c in shown], audit=self.catalog.audit,
             notices=list_notices(self.catalog.stale(), self.catalog.source.root, self.catalog.stale_sidecars()),
@@ -204,6 +212,7 @@ class _Pages:
             flt=flt, qs=qs, prev_url=data["prev_url"], next_url=data["next_url"], data=data, form=form,
             reviewer=self.settings.reviewer, dataset_id=self.catalog.dataset_id,
             notices=episode_notices(summary, self.catalog.source.root),
+            curation=self.curation.episode_context(session, index, summary.episode.length),
         )  # fmt: skip
 
     def post_override(self, request: Request, index: int, body: bytes) -> Response:

@@ -7,23 +7,23 @@ curation runs this command, so the page and a script give the same dataset for t
 
 Examples:
     # Drop episodes 3 and 7 to 9:
-    so101-edit --dataset.root=data/fold_cloth --drop=3,7-9 --output.root=data/fold_clean
+    so101-edit --dataset.root=data/fold_cloth --drop=3,7-9 --new_dataset.root=data/fold_clean
 
     # Cut the idle head and tail of every episode (0.5 s of stillness kept), or of one, or exact frames:
-    so101-edit --dataset.root=data/fold_cloth --trim=auto --output.root=data/fold_trimmed
-    so101-edit --dataset.root=data/fold_cloth --trim=2:auto,5:30:400 --output.root=data/fold_trimmed
+    so101-edit --dataset.root=data/fold_cloth --trim=auto --new_dataset.root=data/fold_trimmed
+    so101-edit --dataset.root=data/fold_cloth --trim=2:auto,5:30:400 --new_dataset.root=data/fold_trimmed
 
     # Keep what the quality cards vouch for; see what would be written first:
     so101-edit --dataset.root=data/fold_cloth --filter="dropped_frames == 0 and idle_percent < 30" \\
-        --output.root=data/fold_good --dry_run=true
+        --new_dataset.root=data/fold_good --dry_run=true
 
     # Split into train and validation sets (fractions or episode lists), or merge two sessions:
-    so101-edit --dataset.root=data/fold_cloth --split=train:0.8,val:0.2 --output.root=data/fold_splits
-    so101-edit --dataset.root=data/fold_monday --merge=data/fold_tuesday --output.root=data/fold_week
+    so101-edit --dataset.root=data/fold_cloth --split=train:0.8,val:0.2 --new_dataset.root=data/fold_splits
+    so101-edit --dataset.root=data/fold_monday --merge=data/fold_tuesday --new_dataset.root=data/fold_week
 
 --filter fields: frames, duration_s, achieved_fps, dropped_frames, idle_percent, limit_hits,
 skew_p99_ms, writer_dropped, verdict; clauses joined by `and`, each FIELD OP VALUE (== != < <= > >=).
-A failed or interrupted edit leaves nothing under --output.root.
+A failed or interrupted edit leaves nothing under --new_dataset.root.
 """
 
 import shlex
@@ -40,7 +40,7 @@ from teleop.dataset.curate.request import curation_from
 from teleop.dataset.curate.write import Written, write_curation, write_merge, write_split
 from teleop.dataset.format_check import format_problem
 
-EXAMPLE = "so101-edit --dataset.root=<dataset> --drop=3 --output.root=<new dataset>"
+EXAMPLE = "so101-edit --dataset.root=<dataset> --drop=3 --new_dataset.root=<new dataset>"
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class EditDatasetConfig:
 
 
 @dataclass(frozen=True)
-class EditOutputConfig:
+class NewDatasetConfig:
     """The dataset written."""
 
     root: Path | None = None  # its folder, which must not exist yet; required
@@ -64,7 +64,7 @@ class EditConfig:
     """so101-edit: curate a dataset into a new one."""
 
     dataset: EditDatasetConfig = field(default_factory=EditDatasetConfig)
-    output: EditOutputConfig = field(default_factory=EditOutputConfig)
+    new_dataset: NewDatasetConfig = field(default_factory=NewDatasetConfig)
     drop: tuple[int, ...] = ()  # episodes left out, e.g. --drop=3,7-9
     trim: tuple[str, ...] = ()  # EPISODE:START:STOP frames kept, EPISODE:auto, or auto (every episode's idle ends)
     filter: str = ""  # keep the episodes whose facts pass, e.g. "dropped_frames == 0 and idle_percent < 30"
@@ -86,10 +86,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _edit(config: EditConfig, args: list[str], console: Console) -> int:
     source = _open(config.dataset.root, config.dataset.repo_id, "--dataset.root")
-    if config.output.root is None:
-        raise UsageError(f"--output.root is required: a new folder for the edited dataset, e.g. {_example(config)}")
-    out = config.output.root
-    repo_id = config.output.repo_id or f"local/{out.name}"
+    if config.new_dataset.root is None:
+        raise UsageError(
+            f"--new_dataset.root is required: a new folder for the edited dataset, e.g. {_example(config)}"
+        )
+    out = config.new_dataset.root
+    repo_id = config.new_dataset.repo_id or f"local/{out.name}"
     modes = [name for name, asked in (("--split", config.split), ("--merge", config.merge)) if asked]
     curating = bool(config.drop or config.trim or config.filter)
     if len(modes) > 1 or (modes and curating):
@@ -177,4 +179,4 @@ def _report(console: Console, written: list[Written]) -> int:
 
 def _example(config: EditConfig) -> str:
     root = config.dataset.root or Path("<dataset>")
-    return f"--output.root={shlex.quote(str(root.with_name(root.name + '_edited')))}"
+    return f"--new_dataset.root={shlex.quote(str(root.with_name(root.name + '_edited')))}"

@@ -1,5 +1,6 @@
 """What a browser page of the review app got wrong: console errors, uncaught exceptions, failed requests."""
 
+import re
 from dataclasses import dataclass, field
 
 from playwright.sync_api import Page
@@ -19,3 +20,10 @@ class PageProblems:
             lambda r: self.errors.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None,
         )
         return page
+
+
+def override_csrf(html: str) -> str:
+    """The CSRF token of an episode page's override forms (the trim form above them has its own)."""
+    match = re.search(r'class="override"[^>]*>\s*<input type="hidden" name="csrf" value="([^"]+)"', html)
+    assert match, "no override form with a CSRF token in the page"
+    return match.group(1)

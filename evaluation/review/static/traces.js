@@ -39,6 +39,11 @@
     const y = (v) => height - 4 - ((v - lo) / (hi - lo)) * (height - 8);
     g.fillStyle = "rgba(120, 130, 145, 0.18)";
     for (const [a, b] of timeline.marks.idle) g.fillRect(x(a), 0, Math.max(1, x(b) - x(a)), height);
+    const [keepFrom, keepTo] = trimSpan(n);
+    g.fillStyle = "rgba(214, 40, 40, 0.12)";  // what the trim leaves out
+    if (keepFrom > 0) g.fillRect(0, 0, x(keepFrom), height);
+    if (keepTo < n) g.fillRect(x(keepTo), 0, width - x(keepTo), height);
+    canvas.dataset.trim = `${keepFrom}:${keepTo}`;
     const ticks = [["safety", "#d62828", 0], ["dropped", "#f08c00", height - 8 * devicePixelRatio]];
     for (const [kind, color, top] of ticks) {
       g.fillStyle = color;
@@ -61,6 +66,13 @@
     g.lineTo(x(frame) + 0.5, height);
     g.stroke();
     canvas.dataset.cursor = String(frame);
+  }
+
+  function trimSpan(n) {
+    // The span the trim form keeps (all of it without a form), frames [from, to).
+    const from = parseInt((document.getElementById("trim-start") || {}).value || "0", 10) || 0;
+    const to = parseInt((document.getElementById("trim-stop") || {}).value || String(n), 10) || n;
+    return [Math.max(0, Math.min(from, n)), Math.max(0, Math.min(to, n))];
   }
 
   function currentFrame() {
@@ -105,6 +117,7 @@
 
   new MutationObserver(redraw).observe(label, { attributes: true, attributeFilter: ["data-frame"] });
   window.addEventListener("resize", redraw);
+  window.addEventListener("trimchange", redraw);
   fetch(section.dataset.url, { credentials: "same-origin" })
     .then((r) => (r.ok ? r.json() : Promise.reject(new Error(`${r.status} ${r.statusText}`))))
     .then(build)

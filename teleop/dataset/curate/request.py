@@ -76,7 +76,7 @@ def _auto(source: tools.SourceFacts, index: int) -> Span:
             f"--trim={index}:auto: {source.root} has no observation.state to find the motion in; "
             f"give the frames instead, e.g. --trim={index}:0:{source.lengths[index]}"
         )
-    return propose_trim(tools.episode_states(source.root, index), source.state_names, source.fps)
+    return Span(*propose_trim(tools.episode_states(source.root, index), source.state_names, source.fps))
 
 
 def _filtered_out(source: tools.SourceFacts, text: str, drop: set[int]) -> tuple[list[int], list[int]]:

@@ -87,7 +87,9 @@ def write_merge(sources: Sequence[tools.SourceFacts], out: Path, repo_id: str) -
     partial = _partial(sources[0].root, out)
     for other in sources[1:]:
         if other.root.resolve() == out.resolve():
-            raise CurationError(f"{out} is one of the datasets to merge; name a new folder: --output.root={_free(out)}")
+            raise CurationError(
+                f"{out} is one of the datasets to merge; name a new folder: --new_dataset.root={_free(out)}"
+            )
     tools.merge_whole_datasets(list(sources), partial, repo_id)
     offset, carried, left = 0, [], []
     for source in sources:
@@ -107,9 +109,9 @@ def _whole(source: tools.SourceFacts, indices: Sequence[int] | None = None) -> l
 def _partial(source: Path, out: Path) -> Path:
     """The folder a writer works in, cleared of an earlier interrupted run; refuses an `out` that exists."""
     if out.resolve() == source.resolve():
-        raise CurationError(f"{out} is the dataset edited; edits never write in place: --output.root={_free(out)}")
+        raise CurationError(f"{out} is the dataset edited; edits never write in place: --new_dataset.root={_free(out)}")
     if out.exists():
-        raise CurationError(f"{out} exists; name a new folder for the edited dataset: --output.root={_free(out)}")
+        raise CurationError(f"{out} exists; name a new folder for the edited dataset: --new_dataset.root={_free(out)}")
     partial = out.with_name(out.name + PARTIAL_SUFFIX)
     if partial.exists():
         shutil.rmtree(partial)  # an edit interrupted before its rename: never a dataset anyone uses

@@ -13,15 +13,10 @@ from evaluation.review.catalog import audit_sample
 from evaluation.review.config import AuditConfig
 from evaluation.store import EvaluationStore
 from tests.support.judged_store import ROUTED, judge_tables
+from tests.support.review_pages import override_csrf
 from tests.support.review_server import serving
 
 DATASET = "fold_virtual"
-
-
-def _csrf(html: str) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert match
-    return match.group(1)
 
 
 def _listed(html: str) -> list[int]:
@@ -32,7 +27,7 @@ def test_simultaneous_overrides_of_one_criterion_are_all_recorded(review_server,
     before = judge_tables(judged_store)
     rounds = 8
     clients = [httpx.Client(base_url=review_server.url, timeout=60) for _ in range(2)]
-    tokens = [_csrf(c.get("/episodes/4").text) for c in clients]  # two reviewers with the page open
+    tokens = [override_csrf(c.get("/episodes/4").text) for c in clients]  # two reviewers with the page open
     barrier = threading.Barrier(2)
     statuses: list[list[int]] = [[], []]
 
@@ -82,7 +77,7 @@ def test_filters_routed_audit_tag_criterion_and_status(dataset_root: Path, judge
         page = client.get("/episodes/2?routed=1").text
         assert 'href="/episodes/0?routed=1" id="prev-link"' in page  # j/k stay inside the filter
         assert 'href="/episodes/4?routed=1" id="next-link"' in page
-        form = {"csrf": _csrf(page), "criterion": "R2", "score": "0.5", "reason": "confirmed", "note": "",
+        form = {"csrf": override_csrf(page), "criterion": "R2", "score": "0.5", "reason": "confirmed", "note": "",
                 "expected_old": "0.5", "filters": "routed=1"}  # fmt: skip
         assert client.post("/episodes/2/overrides", data=form).status_code == 303
         assert _listed(client.get("/?status=partial").text) == [2]
@@ -94,7 +89,7 @@ def test_filters_routed_audit_tag_criterion_and_status(dataset_root: Path, judge
 
 def test_bad_override_input_is_explained_and_the_note_is_kept(review_server, judged_store: Path):
     client = httpx.Client(base_url=review_server.url)
-    token = _csrf(client.get("/episodes/1").text)
+    token = override_csrf(client.get("/episodes/1").text)
     base = {"csrf": token, "criterion": "R1", "score": "1", "reason": "other", "note": "", "expected_old": "0"}
     no_note = client.post("/episodes/1/overrides", data=base)
     assert no_note.status_code == 400

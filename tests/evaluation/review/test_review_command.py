@@ -15,6 +15,7 @@ from evaluation.commands.review import EXIT_USAGE, main
 from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore
 from tests.support.commands import realtime_threads, stack_dump
+from tests.support.review_pages import override_csrf
 from tests.support.review_server import ReviewProcess
 
 TOKEN = "command-test-token-0123456789"
@@ -112,7 +113,7 @@ def test_served_on_all_interfaces_with_a_token_then_stopped(signum, start, datas
         client = httpx.Client(base_url=base, follow_redirects=True)
         page = client.get(f"/episodes/0?token={TOKEN}")
         assert page.status_code == 200
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        csrf = override_csrf(page.text)
         form = {"csrf": csrf, "criterion": "R3", "score": "1", "reason": "view_ambiguous", "note": "",
                 "expected_old": "0.5"}  # fmt: skip
         assert client.post("/episodes/0/overrides", data=form).status_code == 200  # after the redirect

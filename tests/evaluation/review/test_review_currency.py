@@ -15,17 +15,12 @@ from evaluation.store import EvaluationStore, default_store_path
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from evaluation.testing.synthetic_dataset import Scenario
 from tests.evaluation.review.currency_testkit import judge, rerecord, small_dataset
+from tests.support.review_pages import override_csrf
 from tests.support.review_server import serving
 
 JUDGED = {0: (1, 1, 1), 1: (0, 0, 0), 2: (1, 1, 0)}  # what the judge answers for the first recording
 REJUDGED_1 = (0.5, 0, 0)  # and for episode 1 once it is recorded again
 RERECORDED = (Scenario.FOLD_AND_PUSH, Scenario.GRASP_ONLY, Scenario.FOLD_NO_PUSH)  # episode 1 differs
-
-
-def _csrf(html: str) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert match
-    return match.group(1)
 
 
 def _effective(page: str, criterion: str) -> tuple[str, str]:
@@ -48,7 +43,7 @@ def test_an_override_on_a_re_recorded_episode_is_stale_and_not_applied(
     assert judge(root, server, JUDGED).scored == 3
     with serving(root, store_path, reviewer="ana") as review:
         client = httpx.Client(base_url=review.url)
-        form = {"csrf": _csrf(client.get("/episodes/1").text), "criterion": "R1", "score": "1",
+        form = {"csrf": override_csrf(client.get("/episodes/1").text), "criterion": "R1", "score": "1",
                 "reason": "judge_missed_evidence", "note": "grasp seen", "expected_old": "0"}  # fmt: skip
         assert client.post("/episodes/1/overrides", data=form).status_code == 303
         page = client.get("/episodes/1").text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from playwright.sync_api import Browser
 
 from evaluation.overrides import OverrideStore, overrides_of
 from evaluation.store import CallRecord, EvaluationStore
-from tests.support.review_pages import PageProblems
+from tests.support.review_pages import PageProblems, override_csrf
 from tests.support.review_server import serving
 
 VIDEO = "videos/observation.images.overhead/chunk-000/file-000.mp4"
@@ -32,12 +31,6 @@ def _raw_get(url: str, path: str, headers: dict[str, str] | None = None) -> tupl
         return response.status, response.read()
     finally:
         conn.close()
-
-
-def _csrf(html: str) -> str:
-    match = re.search(r'name="csrf" value="([^"]+)"', html)
-    assert match, "no CSRF token in the page"
-    return match.group(1)
 
 
 def _override(token: str | None, criterion: str = "R3", **extra: str) -> dict[str, str]:
@@ -110,7 +103,7 @@ def test_requests_without_the_access_token_are_refused(dataset_root: Path, judge
         assert TOKEN not in login.headers["set-cookie"]
         page = browser_like.get("/episodes/2?routed=1")
         assert page.status_code == 200
-        posted = browser_like.post("/episodes/2/overrides", data=_override(_csrf(page.text)))
+        posted = browser_like.post("/episodes/2/overrides", data=_override(override_csrf(page.text)))
         assert posted.status_code == 303
     with EvaluationStore(judged_store) as store:
         assert [(o.episode_index, o.criterion) for o in overrides_of(store, "fold_virtual")] == [(2, "R3")]
@@ -135,9 +128,9 @@ def test_the_token_login_works_in_a_real_browser(dataset_root: Path, judged_stor
 def test_a_post_without_the_page_token_is_rejected_and_nothing_is_written(review_server, judged_store: Path):
     client = httpx.Client(base_url=review_server.url)
     page0 = client.get("/episodes/0")
-    token0 = _csrf(page0.text)
+    token0 = override_csrf(page0.text)
     other = httpx.Client(base_url=review_server.url)
-    other_token = _csrf(other.get("/episodes/0").text)
+    other_token = override_csrf(other.get("/episodes/0").text)
 
     missing = client.post("/episodes/0/overrides", data=_override(None, note="my careful note"))
     assert missing.status_code == 403

@@ -66,13 +66,13 @@ def test_the_proposed_trim_cuts_the_idle_head_and_tail_keeping_half_a_second_eac
     states = _states(still_head=60, moving=40, still_tail=50)
     span = propose_trim(states, NAMES, FPS)
     margin = round(MARGIN_S * FPS)
-    assert span == Span(60 - margin, 60 + 40 + margin)
+    assert span == (60 - margin, 60 + 40 + margin)
 
 
 def test_a_gripper_moving_alone_is_idle_and_a_still_episode_is_kept_whole():
     states = _states(0, 0, 90)
     states[:, NAMES.index("right_gripper.pos")] = np.linspace(0, 80, 90)  # the grippers are not body joints
-    assert propose_trim(states, NAMES, FPS) == Span(0, 90)
+    assert propose_trim(states, NAMES, FPS) == (0, 90)
 
 
 def test_motion_just_under_the_idle_speed_is_idle():
@@ -80,7 +80,7 @@ def test_motion_just_under_the_idle_speed_is_idle():
     slow = IDLE_SPEED_DEG_S * 0.9 / FPS  # degrees per frame
     states[:, NAMES.index("left_elbow_flex.pos")] = np.arange(90) * slow
     span = propose_trim(states, NAMES, FPS)
-    assert span == Span(30 - 15, 60 + 15)
+    assert span == (30 - 15, 60 + 15)
 
 
 def test_a_condition_reads_the_card_and_an_episode_without_one_fails_a_clause_on_it():

@@ -57,8 +57,8 @@ def test_drop_two_and_trim_one_writes_a_dataset_lerobot_loads_decodes_and_trains
     names, states = recorded_states(source)
     out = tmp_path / "curated"
     trim = (10, original[2] - 5)
-    result = edit(source, "--drop=1,3", f"--trim=2:{trim[0]}:{trim[1]}", f"--output.root={out}",
-                  f"--output.repo_id={OUT_REPO}")  # fmt: skip
+    result = edit(source, "--drop=1,3", f"--trim=2:{trim[0]}:{trim[1]}", f"--new_dataset.root={out}",
+                  f"--new_dataset.repo_id={OUT_REPO}")  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "3 of 5 episodes kept" in result.stdout
     assert "renumbered: 2->1, 4->2" in result.stdout
@@ -94,7 +94,7 @@ def test_drop_two_and_trim_one_writes_a_dataset_lerobot_loads_decodes_and_trains
 
 def test_whole_episode_drops_copy_through_lerobots_tools_without_re_encoding(source: Path, tmp_path: Path):
     out = tmp_path / "dropped"
-    result = edit(source, "--drop=0", f"--output.root={out}")
+    result = edit(source, "--drop=0", f"--new_dataset.root={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "re-encoded" not in result.stdout
     assert lengths(out) == lengths(source)[1:]
@@ -107,7 +107,9 @@ def test_whole_episode_drops_copy_through_lerobots_tools_without_re_encoding(sou
 def test_a_filter_on_the_cards_keeps_what_passes_and_a_dry_run_writes_nothing(source: Path, tmp_path: Path):
     longest = max(lengths(source))
     out = tmp_path / "filtered"
-    result = edit(source, f"--filter=frames >= {longest} and verdict == keep", f"--output.root={out}", "--dry_run=true")
+    result = edit(
+        source, f"--filter=frames >= {longest} and verdict == keep", f"--new_dataset.root={out}", "--dry_run=true"
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     kept = sum(1 for n in lengths(source) if n >= longest)
     assert f"{kept} of 5 episodes kept" in result.stdout
@@ -117,13 +119,13 @@ def test_a_filter_on_the_cards_keeps_what_passes_and_a_dry_run_writes_nothing(so
 
 def test_split_then_merge_gives_back_every_episode_with_its_sidecar(source: Path, tmp_path: Path):
     splits = tmp_path / "splits"
-    result = edit(source, "--split=train:0.6,val:0.4", f"--output.root={splits}")
+    result = edit(source, "--split=train:0.6,val:0.4", f"--new_dataset.root={splits}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert lengths(splits / "train") == lengths(source)[:3]
     assert lengths(splits / "val") == lengths(source)[3:]
     merged = tmp_path / "merged"
     result = run("so101-edit", f"--dataset.root={splits / 'train'}", f"--merge={splits / 'val'}",
-                 f"--output.root={merged}", timeout_s=300)  # fmt: skip
+                 f"--new_dataset.root={merged}", timeout_s=300)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert lengths(merged) == lengths(source)
     assert [c.status for c in check_all(merged)] == ["ok"] * 5
@@ -145,7 +147,7 @@ def test_split_then_merge_gives_back_every_episode_with_its_sidecar(source: Path
 )
 def test_a_refused_edit_is_one_line_and_leaves_nothing(source: Path, tmp_path: Path, options, words, capsys):
     out = tmp_path / "never"
-    code = main([f"--dataset.root={source}", *options, f"--output.root={out}"])  # in this process: no start-up
+    code = main([f"--dataset.root={source}", *options, f"--new_dataset.root={out}"])  # in this process: no start-up
     assert code in (1, 2)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1, lines
@@ -157,8 +159,8 @@ def test_a_refused_edit_is_one_line_and_leaves_nothing(source: Path, tmp_path: P
 def test_an_existing_output_folder_is_refused_with_a_free_name(source: Path, tmp_path: Path, capsys):
     out = tmp_path / "taken"
     out.mkdir()
-    assert main([f"--dataset.root={source}", "--drop=0", f"--output.root={out}"]) == 1
-    assert f"--output.root={tmp_path / 'taken-2'}" in capsys.readouterr().err
+    assert main([f"--dataset.root={source}", "--drop=0", f"--new_dataset.root={out}"]) == 1
+    assert f"--new_dataset.root={tmp_path / 'taken-2'}" in capsys.readouterr().err
     assert list(out.iterdir()) == []
 
 
@@ -171,7 +173,7 @@ def test_sidecars_left_stale_by_lerobot_edit_dataset_are_named_and_not_carried(s
     delete_episodes(LeRobotDataset(REPO, root=source, video_backend="pyav"), [1], output_dir=edited, repo_id=REPO)
     shutil.copytree(source / "meta" / "so101", edited / "meta" / "so101")
     out = tmp_path / "out"
-    result = edit(edited, "--drop=3", f"--output.root={out}")
+    result = edit(edited, "--drop=3", f"--new_dataset.root={out}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "sidecars carried for 1 episode(s)" in result.stdout  # episode 0 alone still has its own
     assert result.stdout.count("not carried (it describes another episode)") == 2
