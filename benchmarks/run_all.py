@@ -35,6 +35,7 @@ PLAN: dict[str, tuple[list[str], list[str], float]] = {
     "deploy_loop": ([], ["--quick"], 180),
     "replay_throughput": ([], ["--quick"], 120),
     "live_view": (["--pairs", "3", "--seconds", "15"], ["--quick"], 300),
+    "studio_scale": ([], ["--quick"], 600),
 }
 
 
