@@ -12,7 +12,7 @@ dataset (curation.py) before anything runs, so nothing a person marked is lost t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
@@ -20,6 +20,7 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from evaluation.review.body_limit import BodyRefusedError, read_body
+from evaluation.review.catalog import ReviewCatalog
 from evaluation.review.curation import (
     Draft,
     EditJobs,
@@ -31,11 +32,25 @@ from evaluation.review.curation import (
     save_draft,
 )
 from evaluation.review.forms import MAX_BODY_BYTES
-from evaluation.review.security import SESSION_COOKIE
+from evaluation.review.security import SESSION_COOKIE, Secrets
 from teleop.dataset.curate.trim_proposal import propose_trim
 
-if TYPE_CHECKING:
-    from evaluation.review.app import _Pages
+
+class Pages(Protocol):
+    """What curation needs of the app's page handlers: a seam, so app.py imports this module and not the reverse."""
+
+    catalog: ReviewCatalog
+    keys: Secrets
+
+    def _session(self, request: Request) -> tuple[str, bool]: ...
+
+    def _render(
+        self, request: Request, template: str, status: int = 200, session: tuple[str, bool] | None = None,
+        **context: Any,
+    ) -> Response: ...  # fmt: skip
+
+    def _message(self, status: int, title: str, detail: str, kept: str = "", back: str = "/") -> Response: ...
+
 
 SCOPE = "curation"
 
@@ -87,7 +102,7 @@ def _indices(text: str) -> set[int]:
 class Curation:
     """The curation handlers (plain functions: they run in the thread pool), rendering through the app's pages."""
 
-    def __init__(self, pages: _Pages) -> None:
+    def __init__(self, pages: Pages) -> None:
         self.pages = pages
         self.catalog = pages.catalog
         self.jobs = EditJobs()
