@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from evaluation.errors import DatasetReadError
-from evaluation.vocabulary import IMAGE_KEY_PREFIX, VIEWS
+from evaluation.view_map import resolve_views
+from evaluation.vocabulary import BODY_JOINTS, GRIPPER, IMAGE_KEY_PREFIX, VIEWS, Side
 from teleop.dataset.format_check import format_problem
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,8 @@ ACTION_KEY = "action"
 class VideoSegment:
     """Where one camera view of one episode lives inside a (shared) MP4 file."""
 
-    view: str  # e.g. "overhead"
+    view: str  # e.g. "overhead" (one of VIEWS; `--dataset.views` may map another camera onto it)
+    camera: str  # the dataset's own camera name, e.g. "top" (the key is observation.images.<camera>)
     path: Path  # absolute path of the MP4 file
     chunk_index: int  # LeRobot chunk index of the file
     file_index: int  # LeRobot file index of the file
@@ -57,6 +60,9 @@ class EpisodeRecord:
     task: str  # task string(s) recorded with the episode
     videos: tuple[VideoSegment, ...]  # one per available view, in VIEWS order
     data_path: Path  # parquet file holding its state and action
+    # Where each declared camera's video of the episode sits (camera, chunk, file, start s), whether
+    # its file is on disk and mapped onto a view or not: what the fingerprint hashes.
+    video_offsets: tuple[tuple[str, int, int, float], ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -88,10 +94,20 @@ class EpisodeSignals:
     action: np.ndarray  # (length, n) float32; same names as state
     names: tuple[str, ...]  # per-column names, e.g. "left_gripper.pos"
     fps: int  # frames per second
+    arms: Mapping[Side, str] | None = None  # arm -> prefix of its names ("left_"; "" single-arm); None: from names
+
+    def __post_init__(self) -> None:
+        """Find the arms from the names when not given."""
+        if self.arms is None:
+            object.__setattr__(self, "arms", arm_prefixes(self.names))
 
     def column(self, name: str) -> int:
         """Column index of a feature name, e.g. `left_gripper.pos`."""
         return self.names.index(name)
+
+    def joint_column(self, side: Side, joint: str) -> int:
+        """Column index of one arm's joint, e.g. (LEFT, "gripper")."""
+        return self.names.index(f"{self.arms[side]}{joint}.pos")
 
 
 class DatasetSource:
@@ -105,14 +121,19 @@ class DatasetSource:
         names: tuple[str, ...],
         episodes: tuple[EpisodeRecord, ...],
         revision: str,
+        cameras: tuple[str, ...] = (),
+        missing_videos: tuple[Path, ...] = (),
     ) -> None:
         """Use `open_dataset` instead of calling this directly."""
         self.root = root
         self.dataset_id = dataset_id
         self.fps = fps
         self.names = names
+        self.arms = arm_prefixes(names)
         self.episodes = episodes
         self.revision = revision
+        self.cameras = cameras  # every camera the dataset declares, by its own name
+        self.missing_videos = missing_videos  # declared video files that are not on disk (left out of `videos`)
         self._tables: dict[Path, dict[str, np.ndarray]] = {}
         self._lock = threading.Lock()
 
@@ -140,19 +161,21 @@ class DatasetSource:
                 f"{episode.length}; the dataset may be unfinalised (run the recorder's repair)"
             )
         return EpisodeSignals(
-            state=table[STATE_KEY][rows], action=table[ACTION_KEY][rows], names=self.names, fps=self.fps
-        )
+            state=table[STATE_KEY][rows], action=table[ACTION_KEY][rows], names=self.names, fps=self.fps,
+            arms=self.arms,
+        )  # fmt: skip
 
     def fingerprint(self, episode: EpisodeRecord) -> str:
         """Content hash of an episode (metadata and signals), stable when other episodes are appended."""
         signals = self.signals(episode)
+        offsets = episode.video_offsets
         h = hashlib.sha256()
         meta = {
             "index": episode.index,
             "length": episode.length,
             "fps": episode.fps,
             "task": episode.task,
-            "videos": [[v.view, v.chunk_index, v.file_index, round(v.from_timestamp_s, 6)] for v in episode.videos],
+            "videos": [[camera, chunk, file, round(start_s, 6)] for camera, chunk, file, start_s in offsets],
         }
         h.update(json.dumps(meta, sort_keys=True).encode())
         h.update(np.ascontiguousarray(signals.state, dtype=np.float32).tobytes())
@@ -178,15 +201,21 @@ class DatasetSource:
             return arrays
 
 
-def open_dataset(root: Path, dataset_id: str | None = None) -> DatasetSource:
+def open_dataset(root: Path, dataset_id: str | None = None, views: Mapping[str, str] | None = None) -> DatasetSource:
     """Open a local LeRobot v3.0 dataset for reading.
+
+    A dataset without our camera names (or without its video files) opens: its signals are all the
+    heuristic scorer and the traces need. Whoever needs pictures checks `episode.views` and
+    `missing_videos` (the LLM judge refuses, the review page shows traces alone).
 
     Args:
         root: Dataset folder (the one holding `meta/info.json`).
         dataset_id: Name recorded in the evaluation store; default: the folder name.
+        views: Our view -> the dataset's camera (`view_map.view_map` of `--dataset.views`).
 
     Raises:
-        DatasetReadError: The folder is not a readable v3.0 dataset, or lacks state, action or videos.
+        DatasetReadError: The folder is not a readable v3.0 dataset, lacks state or action, or the
+            view map names a camera it does not have.
     """
     root = root.expanduser().resolve()
     if not (root / "meta" / "info.json").is_file():
@@ -206,29 +235,59 @@ def open_dataset(root: Path, dataset_id: str | None = None) -> DatasetSource:
         if key not in features:
             raise DatasetReadError(f"{root} has no '{key}' feature; the judge needs joint state and actions")
     names = tuple(features[STATE_KEY]["names"])
-    views = [v for v in VIEWS if f"{IMAGE_KEY_PREFIX}{v}" in meta.video_keys]
-    if not views:
-        raise DatasetReadError(f"{root} has none of the video views {list(VIEWS)}; found {meta.video_keys}")
+    cameras = tuple(k.removeprefix(IMAGE_KEY_PREFIX) for k in meta.video_keys)
+    mapped = resolve_views(views or {}, set(cameras), root)
     if meta.episodes is None or meta.total_episodes == 0:
         raise DatasetReadError(f"{root} holds no saved episodes")
     rows = meta.episodes.to_list() if hasattr(meta.episodes, "to_list") else list(meta.episodes)
-    episodes = tuple(_episode_record(root, meta, row, views) for row in rows)
+    missing: set[Path] = set()
+    episodes = tuple(_episode_record(root, meta, row, cameras, mapped, missing) for row in rows)
     info_bytes = (root / "meta" / "info.json").read_bytes()
     revision = hashlib.sha256(info_bytes + json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    log.debug("opened %s: %d episodes, views %s, revision %s", root, len(episodes), views, revision)
-    return DatasetSource(root, dataset_id or root.name, int(meta.fps), names, episodes, revision)
+    log.debug("opened %s: %d episodes, views %s, revision %s", root, len(episodes), mapped, revision)
+    return DatasetSource(
+        root, dataset_id or root.name, int(meta.fps), names, episodes, revision, cameras, tuple(sorted(missing))
+    )
 
 
-def _episode_record(root: Path, meta: object, row: dict, views: list[str]) -> EpisodeRecord:
+def arm_prefixes(names: tuple[str, ...]) -> dict[Side, str]:
+    """The SO-101 arms whose six joints `names` holds -> their name prefix.
+
+    Ours are bimanual (`left_shoulder_pan.pos`, ...); a single-arm LeRobot dataset names its joints
+    bare (`shoulder_pan.pos`), and reads as the left arm, as `so101-replay --joint_map=left` plays it.
+    Names of another robot give no arms: the heuristic has nothing to read, the traces still show.
+    """
+    joints = (*BODY_JOINTS, GRIPPER)
+    arms = {side: f"{side.value}_" for side in Side if all(f"{side.value}_{j}.pos" in names for j in joints)}
+    if not arms and all(f"{j}.pos" in names for j in joints):
+        arms = {Side.LEFT: ""}
+    return arms
+
+
+def _episode_record(
+    root: Path, meta: object, row: dict, cameras: tuple[str, ...], views: Mapping[str, str], missing: set[Path]
+) -> EpisodeRecord:
     index = int(row["episode_index"])
+    offsets, files = [], {}
+    # Our own camera names first, in VIEWS order: the order the fingerprint always hashed them in.
+    for camera in sorted(cameras, key=lambda c: (VIEWS.index(c) if c in VIEWS else len(VIEWS), c)):
+        key = f"{IMAGE_KEY_PREFIX}{camera}"
+        offsets.append((camera, int(row[f"videos/{key}/chunk_index"]), int(row[f"videos/{key}/file_index"]),
+                        float(row[f"videos/{key}/from_timestamp"])))  # fmt: skip
+        files[camera] = root / meta.get_video_file_path(index, key)
+        if not files[camera].is_file():  # a dataset shared without its videos: its signals still read
+            missing.add(files[camera])
     segments = []
-    for view in views:
-        key = f"{IMAGE_KEY_PREFIX}{view}"
+    for view, camera in views.items():
+        key = f"{IMAGE_KEY_PREFIX}{camera}"
+        if files[camera] in missing:
+            continue
         shape = meta.features[key]["shape"]  # (height, width, channels)
         segments.append(
             VideoSegment(
                 view=view,
-                path=root / meta.get_video_file_path(index, key),
+                camera=camera,
+                path=files[camera],
                 chunk_index=int(row[f"videos/{key}/chunk_index"]),
                 file_index=int(row[f"videos/{key}/file_index"]),
                 from_timestamp_s=float(row[f"videos/{key}/from_timestamp"]),
@@ -245,6 +304,7 @@ def _episode_record(root: Path, meta: object, row: dict, views: list[str]) -> Ep
         task="; ".join(str(t) for t in tasks),
         videos=tuple(segments),
         data_path=root / meta.get_data_file_path(index),
+        video_offsets=tuple(offsets),
     )
 
 

@@ -9,6 +9,8 @@ page, table and plot names them, so a heuristic score is never shown as a judge'
 from enum import StrEnum
 
 IMAGE_KEY_PREFIX = "observation.images."
+BODY_JOINTS: tuple[str, ...] = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
+GRIPPER = "gripper"
 VIEWS: tuple[str, ...] = ("left_wrist", "right_wrist", "overhead")
 SCORE_LEVELS: tuple[float, ...] = (0.0, 0.5, 1.0)
 

@@ -51,7 +51,7 @@ from rich.table import Table
 
 from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
-from evaluation.errors import ConfigError, EvaluationError, MissingApiKeyError
+from evaluation.errors import ConfigError, DatasetReadError, EvaluationError, MissingApiKeyError
 from evaluation.export import export_scores
 from evaluation.judge.anthropic_client import AnthropicJudgeClient, make_sdk_client
 from evaluation.judge.breaker import OverloadBreaker
@@ -62,8 +62,10 @@ from evaluation.judge.preflight import preflight
 from evaluation.judge.run import run_judge, select_pending
 from evaluation.judge.run_context import EpisodeOutcome
 from evaluation.judge.run_summary import RunSummary
+from evaluation.judge.video_check import video_problem
 from evaluation.rubric import Rubric, load_rubric
 from evaluation.store import EvaluationStore, default_store_path
+from evaluation.view_map import view_map
 
 EXIT_OK, EXIT_USAGE, EXIT_FAILED_EPISODES, EXIT_INTERRUPTED = 0, 2, 3, 130
 EXIT_PAUSED = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again later
@@ -140,8 +142,10 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
     root = config.dataset.root
     if root is None:  # also checked when the configuration is parsed
         raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
-    source = open_dataset(root, config.dataset.dataset_id or None)
+    source = open_dataset(root, config.dataset.dataset_id or None, view_map(config.dataset.views))
     store_path = config.store_path or default_store_path(source.root)
+    if config.scorer == "llm" and not config.export.only and (problem := video_problem(source, command)):
+        raise DatasetReadError(problem)
     if config.export.only:
         with EvaluationStore(store_path) as store:
             _export(config, store)

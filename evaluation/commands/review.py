@@ -62,6 +62,7 @@ from evaluation.review.catalog import ReviewCatalog
 from evaluation.review.config import ReviewCommandConfig, ServerConfig, check_bind, is_loopback, token_warnings
 from evaluation.review.server import ReviewServer
 from evaluation.store import EvaluationStore, default_store_path
+from evaluation.view_map import view_map
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -129,7 +130,7 @@ def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
     root = config.dataset.root
     if root is None:  # also checked when the configuration is parsed
         raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
-    source = open_dataset(root, config.dataset.dataset_id or None)
+    source = open_dataset(root, config.dataset.dataset_id or None, view_map(config.dataset.views))
     store_path = config.store_path or default_store_path(source.root)
     if config.store_path is not None and not store_path.is_file():  # a typo must not start an empty store
         judge = shlex.join(["so101-judge", f"--dataset.root={root}", f"--store_path={store_path}"])

@@ -22,6 +22,7 @@ from evaluation.judge.frame_selection import FrameConfig
 from evaluation.judge.motion_check import HEURISTIC_VERSION, MotionCheckConfig
 from evaluation.judge.prompt import prompt_hash
 from evaluation.rubric import Rubric
+from evaluation.view_map import view_map
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the current Sonnet in anthropic 2.14's model list
 EFFORT_LEVELS = ("", "low", "medium", "high", "xhigh", "max")
@@ -35,6 +36,13 @@ class DatasetConfig:
     root: Path | None = None  # LeRobot v3.0 dataset folder (the one holding meta/info.json); required
     dataset_id: str = ""  # name of the dataset in the store; "" uses the folder name
     episodes: tuple[int, ...] = ()  # episode indices to judge, e.g. [0,3,4]; empty judges all
+    # Which of the dataset's cameras stands for each of our views, e.g. overhead:top,left_wrist:front;
+    # "" needs none (our own datasets name their cameras left_wrist, right_wrist, overhead)
+    views: str = ""
+
+    def __post_init__(self) -> None:
+        """Check the view map's syntax (its cameras are checked against the dataset when it opens)."""
+        view_map(self.views)
 
 
 @dataclass(frozen=True)
@@ -173,6 +181,7 @@ def judgment_config(config: JudgeCommandConfig, rubric: Rubric) -> dict[str, Any
         "effort": j.effort,
         "include_motion_summary": j.include_motion_summary,
         "prompt_hash": prompt_hash(rubric),
+        **({"views": view_map(config.dataset.views)} if config.dataset.views.strip() else {}),  # which camera it saw
         "frames": asdict(config.frames),
         "routing": asdict(config.routing),
     }

@@ -30,7 +30,7 @@ class PreparedEpisode:
     episode: EpisodeRecord  # the episode
     fingerprint: str  # content hash
     motion: MotionCheck  # heuristic motion check
-    plans: tuple[FramePlan, ...]  # one per sample; plans[0] is unperturbed
+    plans: tuple[FramePlan, ...]  # one per sample; plans[0] is unperturbed; none when the episode has no video
 
 
 def prepare_episode(
@@ -41,8 +41,10 @@ def prepare_episode(
     fingerprint = source.fingerprint(episode)
     events = find_events(signals, config.events)
     motion = check_motion(signals, events, config.motion)
-    base = plan_frames(events, rubric, config.frames, episode.views, episode.index)
-    plans = tuple(perturb(base, k, config.frames, episode.length, fingerprint) for k in range(samples))
+    plans: tuple[FramePlan, ...] = ()  # none without pictures: the heuristic scorer reads the joints alone
+    if episode.views:
+        base = plan_frames(events, rubric, config.frames, episode.views, episode.index)
+        plans = tuple(perturb(base, k, config.frames, episode.length, fingerprint) for k in range(samples))
     return PreparedEpisode(episode, fingerprint, motion, plans)
 
 

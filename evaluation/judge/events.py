@@ -1,6 +1,6 @@
 """Find the moments of an episode from its recorded state and action.
 
-    state/action (N x 12) --> gripper close/open per arm (hysteresis on the gripper command)
+    state/action (N x 6 per arm) --> gripper close/open per arm (hysteresis on the gripper command)
                           --> arm motion segments (smoothed joint speed above a threshold)
                           --> events: start, grasp, lift, release, motion onset/end, push, final
 
@@ -16,10 +16,8 @@ import numpy as np
 from evaluation.config_checks import reject_non_finite
 from evaluation.episode_source import EpisodeSignals
 from evaluation.errors import ConfigError
-from evaluation.vocabulary import Phase, Side
+from evaluation.vocabulary import BODY_JOINTS, GRIPPER, Phase, Side
 
-BODY_JOINTS: tuple[str, ...] = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
-GRIPPER = "gripper"
 LATERAL_JOINT = "shoulder_pan"  # the joint that swings an arm sideways (pushing the cloth aside)
 
 
@@ -90,7 +88,7 @@ def find_events(signals: EpisodeSignals, config: EventConfig) -> EpisodeEvents:
     motion: list[MotionSegment] = []
     closed: list[tuple[Side, int, int]] = []
     lateral_moving: dict[Side, np.ndarray] = {}
-    for side in Side:
+    for side in signals.arms:
         intervals = gripper_closed_intervals(signals, side, config)
         closed.extend((side, a, b) for a, b in intervals)
         for grasp, release in intervals:
@@ -136,7 +134,7 @@ def gripper_closed_intervals(signals: EpisodeSignals, side: Side, config: EventC
 
 def joint_speeds(signals: EpisodeSignals, side: Side, joints: tuple[str, ...]) -> np.ndarray:
     """Largest absolute joint speed of an arm per frame, deg/s (length N, first frame 0)."""
-    cols = [signals.column(f"{side.value}_{j}.pos") for j in joints]
+    cols = [signals.joint_column(side, j) for j in joints]
     q = signals.state[:, cols].astype(np.float64)
     speed = np.zeros(len(q))
     if len(q) > 1:
@@ -146,14 +144,14 @@ def joint_speeds(signals: EpisodeSignals, side: Side, joints: tuple[str, ...]) -
 
 def excursion_deg(signals: EpisodeSignals, side: Side, start: int, end: int) -> np.ndarray:
     """Per frame in [start, end], the largest body-joint distance from the pose at `start`, degrees."""
-    cols = [signals.column(f"{side.value}_{j}.pos") for j in BODY_JOINTS]
+    cols = [signals.joint_column(side, j) for j in BODY_JOINTS]
     q = signals.state[start : end + 1, cols].astype(np.float64)
     return np.abs(q - q[0]).max(axis=1)
 
 
 def _gripper(signals: EpisodeSignals, side: Side, config: EventConfig) -> np.ndarray:
     source = signals.action if config.gripper_source == "action" else signals.state
-    return source[:, signals.column(f"{side.value}_{GRIPPER}.pos")]
+    return source[:, signals.joint_column(side, GRIPPER)]
 
 
 def _moving(speed: np.ndarray, config: EventConfig, fps: int) -> np.ndarray:

@@ -111,7 +111,7 @@ class MotionCheck:
 def check_motion(signals: EpisodeSignals, events: EpisodeEvents, config: MotionCheckConfig) -> MotionCheck:
     """Summarise arm motion and gripper use, and grade the heuristic signals."""
     arms = []
-    for side in Side:
+    for side in signals.arms:
         exc = excursion_deg(signals, side, 0, len(signals.state) - 1)
         speeds = joint_speeds(signals, side, BODY_JOINTS)
         moving = np.zeros(len(speeds), dtype=bool)
@@ -172,7 +172,7 @@ def _motion_after_release(
     start = max(e.frame_index for e in releases)
     travel = 0.0
     for side in sides:
-        col = signals.column(f"{side.value}_{LATERAL_JOINT}.pos")
+        col = signals.joint_column(side, LATERAL_JOINT)
         pan = signals.state[start:, col].astype(np.float64)
         if pan.size:
             travel = max(travel, float(np.abs(pan - pan[0]).max()))

@@ -101,7 +101,9 @@ def load_policy_with_currency(spec: PolicySpec, scorer: str = "auto") -> tuple[P
     path = spec.resolved_store()
     if not path.is_file():
         hint = (
-            f"run so101-judge {shlex.quote(f'--dataset.root={spec.dataset_root}')} first"
+            f"score it first: so101-judge {shlex.quote(f'--dataset.root={spec.dataset_root}')} (without an API key or"
+            f" videos, add --scorer=heuristic: it scores the joints alone; cameras with other names: add"
+            f" --dataset.views=overhead:<camera>)"
             if spec.dataset_root is not None
             else "check --store_path"
         )

@@ -42,7 +42,7 @@ from evaluation.review.curation_pages import Curation, add_curation_routes
 from evaluation.review.episode_view import episode_detail
 from evaluation.review.filters import VERDICTS
 from evaluation.review.forms import MAX_BODY_BYTES, FormError, override_form, parse_form, parse_time
-from evaluation.review.notices import episode_notices, insert_notices, list_notices
+from evaluation.review.notices import episode_notices, insert_notices, list_notices, video_notices
 from evaluation.review.security import (
     AUTH_COOKIE,
     SESSION_COOKIE,
@@ -177,7 +177,10 @@ class _Pages:
             tags=self.catalog.tags(),
             statuses=REVIEW_STATUSES, judged=self.catalog.judged(), total=len(self.catalog.source.episodes),
             dataset_id=self.catalog.dataset_id, ids=[c.id for c in shown], audit=self.catalog.audit,
-            notices=list_notices(self.catalog.stale(), self.catalog.source.root, self.catalog.stale_sidecars()),
+            notices=[
+                *video_notices(self.catalog.source),
+                *list_notices(self.catalog.stale(), self.catalog.source.root, self.catalog.stale_sidecars()),
+            ],
             verdicts=VERDICTS,
         )  # fmt: skip
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
+from evaluation.view_map import view_map
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 MIN_TOKEN_CHARS = 16  # shorter access tokens are refused (guessable)
@@ -40,6 +41,12 @@ class ReviewDatasetConfig:
 
     root: Path | None = None  # LeRobot v3.0 dataset folder (the one holding meta/info.json); required
     dataset_id: str = ""  # name the dataset was judged under in the store (so101-judge's); "" uses the folder name
+    # Which of the dataset's cameras stands for each of our views, e.g. overhead:top (as so101-judge's)
+    views: str = ""
+
+    def __post_init__(self) -> None:
+        """Check the view map's syntax (its cameras are checked against the dataset when it opens)."""
+        view_map(self.views)
 
 
 @dataclass(frozen=True)

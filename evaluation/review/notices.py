@@ -13,7 +13,9 @@ from pathlib import Path
 
 from evaluation.currency import describe_stale
 from evaluation.episode_facts import EpisodeFacts
+from evaluation.episode_source import DatasetSource
 from evaluation.review.catalog import EpisodeSummary, StaleRecords
+from evaluation.view_map import suggest
 
 NOTICES_ID = "notices"  # id of the element that holds the notices
 
@@ -32,6 +34,19 @@ def sidecar_notice(stale_sidecars: list[EpisodeFacts]) -> list[str]:
         f"{_plural(len(stale_sidecars), 'quality card')} in meta/so101/ left out: the dataset was edited by another"
         f" tool since they were written, so they describe other episodes ({named}{more})"
     ]
+
+
+def video_notices(source: DatasetSource) -> list[str]:
+    """What the episode pages cannot show: video files not on disk, or cameras none of our views map."""
+    if source.missing_videos:
+        first = source.missing_videos[0].relative_to(source.root)
+        return [f"{_plural(len(source.missing_videos), 'video file')} of the dataset are not on disk (first: {first}):"
+                " episodes show their joint traces only"]  # fmt: skip
+    if source.cameras and not any(ep.views for ep in source.episodes):
+        flag = suggest(set(source.cameras)).split(" ", 1)[0]
+        return [f"none of the dataset's cameras ({', '.join(source.cameras)}) is one of our views: episodes show their"
+                f" joint traces only. To see them, restart with {flag}"]  # fmt: skip
+    return []
 
 
 def list_notices(

@@ -22,10 +22,16 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository: `python -m evaluat
 
 @contextmanager
 def serving(
-    dataset_root: Path, store_path: Path, *, reviewer: str = "tester", token: str = "", audit: AuditConfig | None = None
+    dataset_root: Path,
+    store_path: Path,
+    *,
+    reviewer: str = "tester",
+    token: str = "",
+    audit: AuditConfig | None = None,
+    views: dict[str, str] | None = None,
 ) -> Iterator[ReviewServer]:
     """The review app over a dataset and store, served on 127.0.0.1 (free port) in a thread."""
-    source = open_dataset(dataset_root)
+    source = open_dataset(dataset_root, views=views)
     with EvaluationStore(store_path) as store, OverrideStore(store) as overrides:
         catalog = ReviewCatalog(source, store, audit or AuditConfig())
         app = create_app(

@@ -16,7 +16,8 @@
 
   const clamp = (x, lo, hi) => Math.min(hi, Math.max(lo, x));
   const offset = (v) => parseFloat(v.dataset.from); // the episode's start inside the shared MP4, seconds
-  const episodeTime = () => (master ? master.currentTime - offset(master) : 0);
+  let stillTime = 0; // the cursor of an episode with no videos on disk (a dataset shared without them)
+  const episodeTime = () => (master ? master.currentTime - offset(master) : stillTime);
   const frameAt = (t) => clamp(Math.floor(t * fps + 1e-6), 0, last);
   const frameTime = (f) => (clamp(f, 0, last) + 0.5) / fps; // middle of the frame's display interval
 
@@ -32,6 +33,7 @@
 
   function seek(t) {
     const target = clamp(t, 0, frameTime(last));
+    stillTime = target;
     for (const v of videos) v.currentTime = offset(v) + target;
     show();
   }
