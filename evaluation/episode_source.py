@@ -182,6 +182,21 @@ class DatasetSource:
         h.update(np.ascontiguousarray(signals.action, dtype=np.float32).tobytes())
         return h.hexdigest()[:24]
 
+    def content_fingerprint(self, episode: EpisodeRecord) -> str:
+        """Hash of what an episode holds (length, rate, task, state, action), wherever it sits in whichever dataset.
+
+        `fingerprint` also hashes the episode's index and video offsets, so a record made on it goes
+        stale when an edit moves it; this one is the same for an episode carried whole into a curated
+        dataset, which is how its scores follow it (evaluation/carry.py).
+        """
+        signals = self.signals(episode)
+        h = hashlib.sha256()
+        meta = {"length": episode.length, "fps": episode.fps, "task": episode.task}
+        h.update(json.dumps(meta, sort_keys=True).encode())
+        h.update(np.ascontiguousarray(signals.state, dtype=np.float32).tobytes())
+        h.update(np.ascontiguousarray(signals.action, dtype=np.float32).tobytes())
+        return h.hexdigest()[:24]
+
     def _table(self, path: Path) -> dict[str, np.ndarray]:
         with self._lock:
             cached = self._tables.get(path)

@@ -210,7 +210,7 @@ class OverrideStore:
                         )
                     fingerprint = str(judge["episode_fingerprint"])
                 previous = c.execute(
-                    "SELECT MAX(override_id) FROM (" + _bound_sql(c) + ")"
+                    "SELECT MAX(override_id) FROM (" + bound_overrides_sql(c) + ")"
                     " WHERE dataset_id = ? AND episode_index = ? AND criterion = ? AND bound_fingerprint = ?",
                     (*key, fingerprint),
                 ).fetchone()[0]
@@ -223,7 +223,7 @@ class OverrideStore:
                      dataset_root),
                 )  # fmt: skip
                 row = c.execute(
-                    _bound_sql(c) + " WHERE o.override_id = ?", (cursor.lastrowid,)
+                    bound_overrides_sql(c) + " WHERE o.override_id = ?", (cursor.lastrowid,)
                 ).fetchone()  # fmt: skip
         except sqlite3.Error as e:
             raise StoreError(f"cannot record the override in {self.store.path}: {e}; nothing was written") from e
@@ -269,7 +269,7 @@ def _validate(
         raise OverrideError(f"fingerprint={fingerprint!r}; allowed: None or the episode's fingerprint")
 
 
-def _bound_sql(conn: sqlite3.Connection | EvaluationStore) -> str:
+def bound_overrides_sql(conn: sqlite3.Connection | EvaluationStore) -> str:
     """SELECT of overrides with their bound fingerprint; reads a schema-1 table too (before its migration)."""
     sql = "SELECT name FROM pragma_table_info('overrides') WHERE name = 'episode_fingerprint'"
     migrated = bool(conn.query(sql) if isinstance(conn, EvaluationStore) else conn.execute(sql).fetchall())
@@ -306,7 +306,7 @@ def overrides_of(store: EvaluationStore, dataset_id: str, episode_index: int | N
     """Every override of a dataset (or one episode), oldest first, stale ones included; empty when none exist."""
     if not _has_overrides_table(store):
         return []
-    sql, params = _bound_sql(store) + " WHERE o.dataset_id = ?", (dataset_id,)
+    sql, params = bound_overrides_sql(store) + " WHERE o.dataset_id = ?", (dataset_id,)
     if episode_index is not None:
         sql, params = sql + " AND o.episode_index = ?", (dataset_id, episode_index)
     return [_override(r) for r in store.query(sql + " ORDER BY o.override_id", params)]

@@ -9,6 +9,9 @@ Version history of component `judge` in `schema_components`:
        (a create is recorded before it is sent); a BEFORE INSERT trigger on every table refuses a
        row whose key exists, which closes `INSERT OR REPLACE` (SQLite's REPLACE deletes the old row
        without firing DELETE triggers unless `recursive_triggers` is on, and a raw connection has it off)
+    3  carried_episodes: an episode of a curated dataset whose judge results and overrides were copied
+       from its source dataset's store, matched by content (evaluation/carry.py); the copies are
+       ordinary rows of runs (mode 'carried'), calls, episode_results, scores and overrides
 
 Migrating adds columns (ALTER TABLE ... ADD COLUMN, which fires no trigger and keeps every row) and
 creates what is missing, in one transaction. Version-1 batch jobs keep dataset_id '' and are scoped
@@ -22,10 +25,10 @@ import json
 import sqlite3
 from datetime import UTC, datetime
 
-SCHEMA_VERSION = 2  # of the judge's tables; other components (review overrides) register their own row
+SCHEMA_VERSION = 3  # of the judge's tables; other components (review overrides) register their own row
 APPEND_ONLY_TABLES = (
     "runs", "run_events", "calls", "episode_results", "scores", "batch_jobs", "batch_job_events",
-    "batch_submissions", "batch_submission_events",
+    "batch_submissions", "batch_submission_events", "carried_episodes",
 )  # fmt: skip
 
 SCHEMA = """
@@ -72,6 +75,11 @@ CREATE TABLE IF NOT EXISTS batch_submissions (
 CREATE TABLE IF NOT EXISTS batch_submission_events (
   id INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL REFERENCES batch_submissions(submission_id),
   at TEXT NOT NULL, event TEXT NOT NULL, batch_id TEXT);
+CREATE TABLE IF NOT EXISTS carried_episodes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, dataset_id TEXT NOT NULL, episode_index INTEGER NOT NULL,
+  episode_fingerprint TEXT NOT NULL, source_root TEXT NOT NULL, source_dataset_id TEXT NOT NULL,
+  source_episode INTEGER NOT NULL, source_fingerprint TEXT NOT NULL, results INTEGER NOT NULL,
+  overrides INTEGER NOT NULL, UNIQUE(dataset_id, episode_index, episode_fingerprint));
 CREATE VIEW IF NOT EXISTS latest_episode_results AS
   SELECT r.* FROM episode_results r
   WHERE r.status = 'scored' AND r.id = (

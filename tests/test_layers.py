@@ -3,8 +3,9 @@
 Two exceptions, each a language every command speaks, evaluation's too, and each importing nothing
 of the product but each other (`SHARED`): the command-line shell, robot/shell/ (help, option names,
 config files), and the layout of a dataset folder (`DATASET_LAYOUT`): the facts we keep beside it,
-whether they still belong to their episodes, whether LeRobot can open it at all, and the trim a
-curation proposes from an episode's motion (the review page proposes what so101-edit would).
+whether they still belong to their episodes, whether LeRobot can open it at all, the trim a curation
+proposes from an episode's motion (the review page proposes what so101-edit would), and where a
+curated dataset's episodes came from (so the scores of whole ones follow them).
 
 Also: no import circles among the product's modules (imports inside functions and under
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
@@ -34,7 +35,7 @@ PRODUCT = tuple(FORBIDDEN)
 SHELL = "robot.shell"  # the one part of robot/ that evaluation/ may import
 # The parts of teleop/ that evaluation/ may import: the layout of a dataset folder as every reader speaks it.
 DATASET_LAYOUT = ("teleop.dataset.sidecar", "teleop.dataset.format_check", "teleop.dataset.next_steps",
-                  "teleop.dataset.curate.trim_proposal")  # fmt: skip
+                  "teleop.dataset.curate.trim_proposal", "teleop.dataset.lineage")  # fmt: skip
 SHARED = (SHELL, *DATASET_LAYOUT)
 MAX_LINES = 400  # STYLE.md: one concept per file; past ~300 lines a file asks to be split
 

@@ -49,6 +49,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evaluation.carry import carry_scores
 from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, DatasetReadError, EvaluationError, MissingApiKeyError
@@ -164,6 +165,8 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
     console.print(
         f"dataset {source.root} ({len(source.episodes)} episodes), rubric {rubric.version}, store {store_path}"
     )
+    for line in carry_scores(source, store_path).lines():
+        console.print(escape(line), highlight=False, soft_wrap=True)
     with EvaluationStore(store_path) as store:
         client = None
         if key:

@@ -53,6 +53,7 @@ from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 
+from evaluation.carry import carry_scores
 from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError
@@ -138,6 +139,8 @@ def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
             f"no evaluation store at {store_path}: check the path, judge the dataset into it first ({judge}), "
             f"or leave --store_path out to use the store beside the dataset"
         )
+    for line in carry_scores(source, store_path).lines():
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     if not store_path.is_file():
         console.print(
             f"no evaluation store beside the dataset yet: starting one at {store_path} for the scores you give "

@@ -17,12 +17,14 @@ in words in `PolicyScores.source` (the report's policies table and its JSON "sou
 from __future__ import annotations
 
 import json
+import logging
 import shlex
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluation.carry import carry_scores
 from evaluation.currency import ResultRef, StaleResult, describe_stale, episodes_now, episodes_on_record, select_current
 from evaluation.episode_source import open_dataset
 from evaluation.errors import DatasetReadError, StoreError
@@ -31,6 +33,9 @@ from evaluation.report.config import PolicySpec
 from evaluation.report.errors import MissingStoreError, NoScoresError, ReportError, UnknownTagError
 from evaluation.report.scores import Cell, EpisodeScores, HumanLabel, PolicyScores
 from evaluation.store import EvaluationStore
+from teleop.dataset.lineage import LINEAGE_FILE
+
+log = logging.getLogger(__name__)
 
 _RESULTS = (
     "SELECT e.id AS result_id, e.dataset_id, e.episode_index, e.episode_fingerprint, r.scorer, r.model,"
@@ -99,6 +104,7 @@ def load_policy_with_currency(spec: PolicySpec, scorer: str = "auto") -> tuple[P
         StoreError: The store cannot be read.
     """
     path = spec.resolved_store()
+    _carry(spec, path)
     if not path.is_file():
         hint = (
             f"score it first: so101-judge {shlex.quote(f'--dataset.root={spec.dataset_root}')} (without an API key or"
@@ -110,6 +116,16 @@ def load_policy_with_currency(spec: PolicySpec, scorer: str = "auto") -> tuple[P
         raise MissingStoreError(f"policy {spec.label()!r}: no evaluation store at {path}; {hint}")
     with EvaluationStore(path) as store:
         return _load(store, spec, scorer, path)
+
+
+def _carry(spec: PolicySpec, path: Path) -> None:
+    """A curated dataset's scores follow its whole episodes from its sources' stores (evaluation/carry.py)."""
+    root = spec.dataset_root
+    if root is None or not (root.expanduser() / LINEAGE_FILE).is_file():
+        return
+    source = open_dataset(root.expanduser(), spec.resolved_dataset_id() or None)
+    for line in carry_scores(source, path).lines():
+        log.info("%s: %s", spec.label(), line)
 
 
 def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> tuple[PolicyScores, Currency]:

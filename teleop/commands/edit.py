@@ -171,6 +171,10 @@ def _report(console: Console, written: list[Written]) -> int:
         )
         for line in w.sidecars.left_behind:
             console.print(f"  not carried (it describes another episode): {line}")
+    console.print(
+        "scores: the judge's and people's scores of whole episodes follow them (by content) the first time"
+        " so101-review, so101-judge or so101-report opens the new dataset; trimmed episodes start unscored"
+    )
     first = shlex.quote(str(written[0].root))
     console.print(f"Next: so101-review --dataset.root={first}   # browse it")
     console.print(f"      lerobot-train --dataset.repo_id=local/{written[0].root.name} --dataset.root={first} ...")

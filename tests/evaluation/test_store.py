@@ -1,5 +1,6 @@
 import csv
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -31,7 +32,7 @@ def _submission(sid: str, run_id: str = "r1", dataset_id: str = "ds", episode: i
 
 
 def _fill_every_table(s: EvaluationStore) -> None:
-    """One row (at least) in every append-only table, written through the class."""
+    """One row (at least) in every append-only table, written through the class (carried_episodes as carry.py does)."""
     s.start_run(_run())
     s.record_call(_call())
     s.record_episode("r1", "h1", "ds", 0, "fp0", _score(), {}, 5, 0.05)
@@ -41,6 +42,10 @@ def _fill_every_table(s: EvaluationStore) -> None:
     s.record_batch_submission(_submission("s2"))
     s.resolve_batch_submission("s2", "not_found")
     s.add_run_event("r1", "finished", {})
+    with closing(sqlite3.connect(s.path)) as raw, raw:
+        raw.execute("INSERT INTO carried_episodes (at, dataset_id, episode_index, episode_fingerprint, source_root,"
+                    " source_dataset_id, source_episode, source_fingerprint, results, overrides)"
+                    " VALUES ('t', 'ds', 0, 'fp0', '/src', 'src', 3, 'fp3', 1, 0)")  # fmt: skip
 
 
 def _rows(path: Path, tables: tuple[str, ...] = APPEND_ONLY_TABLES) -> dict[str, list[tuple]]:

@@ -4,8 +4,10 @@
 
 Every writer works in `<out>.partial` and renames it to `out` once the dataset, its carried sidecars
 and its journal are complete, so an interrupted edit leaves no half dataset under the chosen name
-(the next run clears the partial folder). The journal (`teleop/dataset/journal.py`) makes the new
-dataset one so101-record can resume, as if it had recorded it. The source is only read.
+(the next run clears the partial folder). The lineage (`teleop/dataset/lineage.py`) says where each
+episode came from, so the scores of whole episodes can follow them. The journal
+(`teleop/dataset/journal.py`) makes the new dataset one so101-record can resume, as if it had
+recorded it. The source is only read.
 """
 
 import shutil
@@ -18,6 +20,7 @@ from teleop.dataset.curate.errors import CurationError
 from teleop.dataset.curate.plan import Curation, Kept, Span
 from teleop.dataset.curate.sidecars import Carried, carry_sidecars
 from teleop.dataset.journal import JournalEntry, episode_files, write_journal
+from teleop.dataset.lineage import Origin, write_lineage
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -47,6 +50,7 @@ def write_curation(
     else:
         tools.write_whole_episodes(source, partial, repo_id, curation)
     carried = carry_sidecars(source.root, partial, curation.kept, source.fps)
+    write_lineage(partial, _origins(source.root, curation.kept))
     return _finish(partial, out, carried, reencoded=curation.trims)
 
 
@@ -70,6 +74,7 @@ def write_split(source: tools.SourceFacts, out: Path, splits: dict[str, list[int
     for name, episodes in splits.items():
         kept = _whole(source, sorted(episodes))
         carried = carry_sidecars(source.root, roots[name], kept, source.fps)
+        write_lineage(roots[name], _origins(source.root, kept))
         written.append(_finish(roots[name], out / name, carried, reencoded=False, journal_only=True))
     partial.rename(out)
     return written
@@ -91,14 +96,22 @@ def write_merge(sources: Sequence[tools.SourceFacts], out: Path, repo_id: str) -
                 f"{out} is one of the datasets to merge; name a new folder: --new_dataset.root={_free(out)}"
             )
     tools.merge_whole_datasets(list(sources), partial, repo_id)
-    offset, carried, left = 0, [], []
+    offset, carried, left, origins = 0, [], [], []
     for source in sources:
         kept = [Kept(offset + k.new_index, k.source_index, k.span, k.source_frames) for k in _whole(source)]
+        origins += _origins(source.root, kept)
         result = carry_sidecars(source.root, partial, kept, source.fps)
         carried += result.carried
         left += [f"{source.root}: {line}" for line in result.left_behind]
         offset += len(source.lengths)
+    write_lineage(partial, origins)
     return _finish(partial, out, Carried(tuple(carried), tuple(left)), reencoded=False)
+
+
+def _origins(root: Path, kept: Sequence[Kept]) -> list[Origin]:
+    """The lineage of the kept episodes: their source and frames (the scores of whole ones may follow them)."""
+    source = str(Path(root).resolve())
+    return [Origin(k.new_index, source, k.source_index, k.span.start, k.span.stop, k.source_frames) for k in kept]
 
 
 def _whole(source: tools.SourceFacts, indices: Sequence[int] | None = None) -> list[Kept]:
