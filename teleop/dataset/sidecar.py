@@ -168,8 +168,9 @@ def recorded_states(root: Path) -> tuple[tuple[str, ...], dict[int, np.ndarray]]
         column = table.column("observation.state").combine_chunks()
         states = np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
         states = states.reshape(len(column), -1)
-        for episode in np.unique(episodes):
-            rows = episodes == episode
+        order = np.argsort(episodes, kind="stable")  # one pass per file, not one scan per episode
+        found, starts = np.unique(episodes[order], return_index=True)
+        for episode, rows in zip(found, np.split(order, starts[1:]), strict=True):
             parts.setdefault(int(episode), []).append((frames[rows], states[rows]))
     out = {}
     for episode, pieces in parts.items():

@@ -12,6 +12,7 @@ The heavy LeRobot modules are imported when called, so reading so101-edit's opti
 """
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,14 +65,16 @@ def write_whole_episodes(source: SourceFacts, out: Path, repo_id: str, curation:
 
     if curation.trims:
         raise CurationError("a curation with trims is written frame by frame (write_frames), not by episode")
-    delete_episodes(_open(source), list(curation.dropped), output_dir=out, repo_id=repo_id)
+    with _episodes_files_read_once():
+        delete_episodes(_open(source), list(curation.dropped), output_dir=out, repo_id=repo_id)
 
 
 def split_episodes(source: SourceFacts, out: Path, splits: dict[str, list[int]]) -> dict[str, Path]:
     """Whole episodes into one new dataset per split, at out/<name>, through LeRobot's `split_dataset`."""
     from lerobot.datasets.dataset_tools import split_dataset
 
-    written = split_dataset(_open(source), splits, output_dir=out)
+    with _episodes_files_read_once():
+        written = split_dataset(_open(source), splits, output_dir=out)
     return {name: Path(dataset.root) for name, dataset in written.items()}
 
 
@@ -110,6 +113,42 @@ def write_frames(source: SourceFacts, out: Path, repo_id: str, curation: Curatio
             dst.save_episode()
     finally:
         dst.finalize()
+
+
+@contextmanager
+def _episodes_files_read_once() -> Iterator[None]:
+    """LeRobot's episode-metadata reader, reading each meta/episodes file once instead of once per episode.
+
+    LeRobot 0.6.1's `delete_episodes` and `split_dataset` copy each kept episode's metadata with
+    `_load_episode_with_stats`, which reads the whole meta/episodes parquet file holding it (every
+    episode's row and statistics) to take one row: the cost grows with the square of the episodes
+    (benchmarks/studio_scale.py: a drop from 500 episodes took 37x the time of one from 50). Within
+    this block the file is read once and the same row is returned as LeRobot's own code returns it.
+    """
+    from lerobot.datasets import dataset_tools
+
+    original = getattr(dataset_tools, "_load_episode_with_stats", None)
+    if original is None:  # another LeRobot: its own reader, however it scales
+        yield
+        return
+    files: dict[Path, tuple[Any, dict[int, int]]] = {}
+
+    def load(src_dataset: Any, episode_idx: int) -> dict:
+        ep = src_dataset.meta.episodes[episode_idx]
+        path = src_dataset.root / dataset_tools.DEFAULT_EPISODES_PATH.format(
+            chunk_index=ep["meta/episodes/chunk_index"], file_index=ep["meta/episodes/file_index"]
+        )
+        if path not in files:
+            frame = dataset_tools.pd.read_parquet(path)
+            files[path] = (frame, {int(e): row for row, e in enumerate(frame["episode_index"])})
+        frame, rows = files[path]
+        return frame.iloc[rows[episode_idx]].to_dict()
+
+    dataset_tools._load_episode_with_stats = load
+    try:
+        yield
+    finally:
+        dataset_tools._load_episode_with_stats = original
 
 
 def _open(source: SourceFacts) -> Any:
