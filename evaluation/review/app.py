@@ -42,6 +42,7 @@ from evaluation.review.curation_pages import Curation, add_curation_routes
 from evaluation.review.episode_view import episode_detail
 from evaluation.review.filters import VERDICTS
 from evaluation.review.forms import MAX_BODY_BYTES, FormError, override_form, parse_form, parse_time
+from evaluation.review.health_pages import add_health_routes
 from evaluation.review.notices import episode_notices, insert_notices, list_notices, video_notices
 from evaluation.review.security import (
     AUTH_COOKIE,
@@ -90,6 +91,7 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
     app = FastAPI(title="so101-review", docs_url=None, redoc_url=None, openapi_url=None)
     pages = _Pages(catalog, overrides, keys, env, settings)
     add_curation_routes(app, pages.curation)
+    add_health_routes(app, pages)
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
