@@ -13,6 +13,8 @@ option answer at once.
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from policies.joint_units import JointUnits
+
 if TYPE_CHECKING:
     from policies.checkpoint import Checkpoint
     from policies.contract import Contract, RigSpec
@@ -32,6 +34,9 @@ class PolicyOptions:
     # Comma-separated processor steps to load beyond LeRobot's ACT/SmolVLA ones (a step's module.Class,
     # whose code then runs here, or registry_name); only for checkpoints you trust
     trust_processor_classes: str = ""
+    # The joint units the checkpoint was trained in: auto (read from its statistics), degrees (ours and
+    # LeRobot 0.6.1's) or percent (LeRobot's -100..100 of range: refused on the arms, which take degrees)
+    units: JointUnits = JointUnits.AUTO
 
     @property
     def given(self) -> bool:

@@ -40,6 +40,7 @@ from rich.table import Table
 
 from policies.engines.config import EngineConfig, EngineKind
 from policies.errors import PolicyError
+from policies.joint_units import JointUnits, UnitsVerdict, resolve_units
 from policies.replay.analysis import Thresholds
 from policies.replay.dataset import ReplayDataset, locate, open_dataset
 from policies.replay.errors import ReplayOptionError
@@ -50,7 +51,6 @@ from policies.replay.policy import open_policy
 from policies.replay.report import build_report, write_report
 from policies.replay.report_model import Report
 from policies.replay.run import Replayer
-from policies.replay.units import JointUnits, UnitsVerdict, resolve_units
 from policies.runner import PolicyOptions
 from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig

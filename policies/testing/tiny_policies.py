@@ -74,12 +74,12 @@ class TinyPolicy:
 
 
 def joint_stats(names: Sequence[str]) -> dict[str, np.ndarray]:
-    """Plausible dataset statistics for joints: body joints around 0 deg, grippers 0..100 %."""
+    """Plausible dataset statistics for joints: body joints around 0 deg (reaching +/-150), grippers 0..100 %."""
     is_gripper = np.array([name.removesuffix(".pos").endswith(GRIPPER) for name in names])
     mean = np.where(is_gripper, 40.0, 0.0)
     std = np.where(is_gripper, 25.0, 30.0)
-    low = np.where(is_gripper, 0.0, -100.0)
-    high = np.where(is_gripper, 100.0, 100.0)
+    low = np.where(is_gripper, 0.0, -150.0)  # degrees: past percent's +/-100, so the units read as degrees
+    high = np.where(is_gripper, 100.0, 150.0)
     stats = {"mean": mean, "std": std, "min": low, "max": high}
     for quantile, z in (("q01", -2.33), ("q10", -1.28), ("q50", 0.0), ("q90", 1.28), ("q99", 2.33)):
         stats[quantile] = np.clip(mean + z * std, low, high)

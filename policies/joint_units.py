@@ -43,9 +43,9 @@ class UnitsVerdict:
     evidence: str  # in words, for the run's header and the report
     stated: bool = False  # given by the person (--dataset.units), not detected
 
-    def describe(self) -> str:
-        """One phrase: the units and their source."""
-        how = "stated with --dataset.units" if self.stated else f"detected: {self.evidence}"
+    def describe(self, option: str = "--dataset.units") -> str:
+        """One phrase: the units and their source (`option`: the flag that states them)."""
+        how = f"stated with {option}" if self.stated else f"detected: {self.evidence}"
         names = {"degrees": "degrees", "percent": "percent of each joint's range", "unknown": "unknown units"}
         return f"{names[self.units]} ({how})"
 
@@ -81,3 +81,22 @@ def resolve_units(option: JointUnits, values: np.ndarray, names: tuple[str, ...]
     if option is JointUnits.AUTO:
         return detect_units(values, names)
     return UnitsVerdict(option.value, "", stated=True)
+
+
+def units_from_statistics(minimum: np.ndarray, maximum: np.ndarray, names: tuple[str, ...]) -> UnitsVerdict:
+    """The units a policy was trained in, from its training data's per-joint min and max (its normalizer's stats).
+
+    A checkpoint keeps no frames, only statistics: a body joint whose min or max is exactly +/-100 is
+    the range clamp of percent units; one past +/-100 can only be degrees; otherwise they are unknown.
+    """
+    body = [i for i, name in enumerate(names) if "gripper" not in name]
+    if not body:
+        return UnitsVerdict("unknown", "no body joint in its statistics")
+    ends = np.concatenate([np.asarray(minimum, dtype=np.float64)[body], np.asarray(maximum, dtype=np.float64)[body]])
+    peak = float(np.abs(ends).max())
+    if peak > 100.5:
+        return UnitsVerdict("degrees", f"its training data reach {peak:.1f} on a body joint, past percent's +/-100")
+    clamped = [names[body[i % len(body)]] for i in np.flatnonzero(np.isclose(np.abs(ends), 100.0, rtol=0, atol=1e-4))]
+    if clamped:
+        return UnitsVerdict("percent", f"its training data hold {', '.join(dict.fromkeys(clamped))} at exactly +/-100")
+    return UnitsVerdict("unknown", "its training data stay within +/-100 with no joint at the range clamp")
