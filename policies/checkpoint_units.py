@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from policies.checkpoint import Checkpoint
+from policies.errors import ContractError
 from policies.joint_units import JointUnits, UnitsVerdict, units_from_statistics
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES
 
@@ -30,6 +31,23 @@ def checkpoint_units(checkpoint: Checkpoint, stated: JointUnits = JointUnits.AUT
             if low is not None and high is not None and names and len(low) == len(names):
                 return units_from_statistics(low, high, tuple(names))
     return UnitsVerdict("unknown", "the checkpoint keeps no min and max of its joints")
+
+
+def degrees_or_refuse(checkpoint: Checkpoint, stated: JointUnits = JointUnits.AUTO) -> UnitsVerdict:
+    """The checkpoint's units, unless they are percent: the arms take degrees.
+
+    Raises:
+        ContractError: the checkpoint was trained in percent of range (detected or stated).
+    """
+    units = checkpoint_units(checkpoint, stated)
+    if units.units == "percent":
+        raise ContractError(
+            f"{checkpoint.directory} was trained on joints in percent of each joint's range"
+            f" ({units.describe('--policy.units')}); the arms take degrees, so its actions would move every joint"
+            " by the wrong amount. Next: train on a dataset recorded in degrees (so101-record's and LeRobot 0.6.1's"
+            " default); if the statistics mislead, say so: --policy.units=degrees"
+        )
+    return units
 
 
 def _rig_order(size: int) -> tuple[str, ...]:

@@ -29,11 +29,11 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from policies.checkpoint_units import checkpoint_units
+from policies.checkpoint_units import degrees_or_refuse
 from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.factory import make_engine
 from policies.engines.remote import RemoteEngineConfig
-from policies.errors import ContractError, InferenceError, PolicyError
+from policies.errors import InferenceError, PolicyError
 from policies.rollout import RolloutSource
 from policies.runner import CheckedPolicy, PolicyOptions, PolicyRunner
 from policies.source import PolicySource, policy_input
@@ -87,15 +87,7 @@ def check_checkpoint(config: DeployConfig, console: Console) -> CheckedPolicy | 
 
     checked = PolicyRunner(config.policy).check(RigSpec.from_rig_config(config.rig))
     console.print(f"checkpoint {config.policy.path}: {checked.describe()} — fits the rig")
-    units = checkpoint_units(checked.checkpoint, config.policy.units)
-    if units.units == "percent":
-        raise ContractError(
-            f"{checked.checkpoint.directory} was trained on joints in percent of each joint's range"
-            f" ({units.describe('--policy.units')});"
-            " the arms take degrees, so its actions would move every joint by the wrong amount. Next: train on a"
-            " dataset recorded in degrees (so101-record's and LeRobot 0.6.1's default); if the statistics mislead,"
-            " say so: --policy.units=degrees"
-        )
+    units = degrees_or_refuse(checked.checkpoint, config.policy.units)
     console.print(f"joint units: {units.describe('--policy.units')}", markup=False)
     for note in checked.contract.notes:
         console.print(f"  note: {note}")
