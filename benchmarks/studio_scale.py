@@ -6,6 +6,7 @@
         list       GET /         the episodes list as a person first opens it (fingerprints, cards)
         episode    GET /episodes/{middle} and its /timeline (the traces under the videos)
         filter     GET /?verdict=keep&min_idle=10
+        health     GET /health.json  the whole dataset's checks (timestamps, stats, videos, duplicates, ranges)
         edit       so101-edit --drop=0 (LeRobot's delete_episodes, sidecars carried, journal written)
         peak RSS   of that child, after all of the above
     growth = seconds at 500 / seconds at 50, against 10 (the episodes' own growth): a ratio at or
@@ -60,6 +61,9 @@ def measure(root: Path, workdir: Path) -> dict[str, float]:
         start = time.perf_counter()
         assert client.get("/?verdict=keep&min_idle=10").status_code == 200
         out["filter_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        assert client.get("/health.json").status_code == 200
+        out["health_s"] = time.perf_counter() - start
     start = time.perf_counter()
     code = edit([f"--dataset.root={root}", "--drop=0", f"--new_dataset.root={workdir / 'curated'}"])
     out["edit_s"] = time.perf_counter() - start
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{episodes} episodes: " + ", ".join(f"{k} {v:.3g}" for k, v in results[episodes].items()))
     scale = large / small
     summary = []
-    for step in ("list_s", "episode_s", "filter_s", "edit_s", "peak_rss_mb"):
+    for step in ("list_s", "episode_s", "filter_s", "health_s", "edit_s", "peak_rss_mb"):
         growth = results[large][step] / results[small][step]
         summary.append({
             "benchmark": "studio_scale", "metric": f"{step} growth, {large} vs {small} episodes", "unit": "x",

@@ -158,9 +158,11 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
         key = os.environ.get(config.judge.api_key_env)
         if not key:
             raise MissingApiKeyError(
-                f"{config.judge.api_key_env} is not set, so the LLM judge cannot be called. To see the chosen frames, "
-                f"the exact prompt and the cost estimate without calling anything, add --dry-run. To score offline "
-                f"with the motion heuristic (joint motion only, stored as scorer 'heuristic'), add --scorer=heuristic."
+                f"{config.judge.api_key_env} is not set, so the LLM judge cannot be called. Next: set it "
+                f"(export {config.judge.api_key_env}=...), or see the chosen frames, the exact prompt and the cost "
+                f"without calling anything: {command.with_args('--dry_run=true')}; or score offline with the "
+                f"motion heuristic (joint motion only, stored as scorer 'heuristic'): "
+                f"{command.with_args('--scorer=heuristic')}"
             )
     console.print(
         f"dataset {source.root} ({len(source.episodes)} episodes), rubric {rubric.version}, store {store_path}"

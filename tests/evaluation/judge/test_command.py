@@ -41,7 +41,7 @@ def test_missing_key_points_to_dry_run_and_the_heuristic(dataset_root, tmp_path,
     assert code == EXIT_USAGE
     out = " ".join(capsys.readouterr().out.split())
     assert "ANTHROPIC_API_KEY is not set" in out
-    assert "--dry-run" in out
+    assert "--dry_run=true" in out  # each way on a command that pastes
     assert "--scorer=heuristic" in out
     assert server.requests == []
 
