@@ -113,7 +113,7 @@ def test_release_without_a_terminal_asks_for_yes_and_touches_nothing(tmp_path):
     )  # fmt: skip
     assert_clean_failure(result, "no terminal to ask on", "--yes=true")
     unknown = run("so101-release", f"--config_path={rig}", "--arms=left_fingers", "--yes=true")
-    assert_clean_failure(unknown, "left_fingers", "expected all, followers, leaders")
+    assert_clean_failure(unknown, "left_fingers", "expected all, followers, leaders", code=2)  # a usage error
 
 
 V21_INFO = '{"codebase_version": "v2.1", "fps": 30, "features": {}}'
