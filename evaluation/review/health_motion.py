@@ -9,13 +9,15 @@ Units are the dataset's: degrees (grippers % open) for ours, percent of range fo
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from evaluation.episode_source import DatasetSource
-from evaluation.review.health_checks import CheckOutcome, EpisodeArrays, Finding, listing, outcome_over_episodes
+from evaluation.review.health_checks import CheckOutcome, EpisodeArrays, Finding, outcome_over_episodes
 from evaluation.vocabulary import GRIPPER
 
-SUMMARY_POINTS = 64  # each episode's state resampled to this many points: O(n²) pairs stay cheap at 500 episodes
+SUMMARY_POINTS = 64  # each episode's state resampled to this many points before comparing
 DUPLICATE_MAX_DIFF = 0.5  # joint units: an episode closer than this to another at every point is a duplicate
 DUPLICATE_LENGTH_RATIO = 0.05  # and their lengths differ by at most 5 %
 CLAMP_VALUE = 100.0  # LeRobot's percent-of-range normalisation clamps body joints to exactly ±100
@@ -36,28 +38,45 @@ def _states(arrays: EpisodeArrays, min_frames: int) -> tuple[list[int], int]:
 
 
 def check_near_duplicates(source: DatasetSource, arrays: EpisodeArrays) -> CheckOutcome:
-    """Episodes whose state stays within DUPLICATE_MAX_DIFF of an earlier episode's, at similar length."""
+    """Episodes whose state stays within DUPLICATE_MAX_DIFF of an earlier episode's, at similar length.
+
+    Each episode is compared with the earlier episodes that are not duplicates themselves (the first
+    of each kind) and whose mean state lies within DUPLICATE_MAX_DIFF of its own (a duplicate's must:
+    a mean moves no more than the largest difference). The list of them is kept sorted by that mean,
+    so the comparisons stay few whether a dataset holds no duplicates or mostly duplicates.
+    """
     usable, _ = _states(arrays, min_frames=2)
     if len(usable) < 2:
         return outcome_over_episodes(len(usable), [])
     summaries = np.stack([_resample(arrays.signals[i].state) for i in usable])  # (episodes, points, columns)
     lengths = np.array([len(arrays.signals[i].state) for i in usable], dtype=np.float64)
+    keys = summaries.mean(axis=(1, 2))
+    firsts: list[int] = []  # positions in `usable` of the first episode of each kind, sorted by key
+    first_keys: list[float] = []
     findings = []
-    for later in range(1, len(usable)):  # one row of the pair matrix at a time: memory stays O(episodes)
-        diff = np.abs(summaries[:later] - summaries[later]).reshape(later, -1).max(axis=1)
-        similar_length = np.abs(lengths[:later] - lengths[later]) <= DUPLICATE_LENGTH_RATIO * lengths[later]
-        close = np.flatnonzero((diff < DUPLICATE_MAX_DIFF) & similar_length)  # NaN compares False: never close
-        if not close.size:
-            continue
-        nearest = int(close[np.argmin(diff[close])])
-        others = np.array([usable[k] for k in close if k != nearest])
-        also = f" (also close to episodes {listing(others)})" if len(others) else ""
-        detail = (
-            f"episode {usable[later]} nearly duplicates episode {usable[nearest]}: state within "
-            f"{diff[nearest]:.2f} at each of {SUMMARY_POINTS} points, {lengths[later]:.0f} and "
-            f"{lengths[nearest]:.0f} frames{also}"
-        )
-        findings.append(Finding("near_duplicates", "warning", usable[later], detail))
+    for later in range(len(usable)):
+        if not np.isfinite(keys[later]):
+            continue  # NaN compares False: never a duplicate, never an original
+        lo = bisect.bisect_left(first_keys, keys[later] - DUPLICATE_MAX_DIFF)
+        hi = bisect.bisect_right(first_keys, keys[later] + DUPLICATE_MAX_DIFF)
+        candidates = np.array(firsts[lo:hi], dtype=np.int64)
+        if candidates.size:
+            diff = np.abs(summaries[candidates] - summaries[later]).reshape(len(candidates), -1).max(axis=1)
+            similar_length = np.abs(lengths[candidates] - lengths[later]) <= DUPLICATE_LENGTH_RATIO * lengths[later]
+            close = np.flatnonzero((diff < DUPLICATE_MAX_DIFF) & similar_length)
+            if close.size:
+                best = close[np.argmin(diff[close])]
+                nearest = int(candidates[best])
+                detail = (
+                    f"episode {usable[later]} nearly duplicates episode {usable[nearest]}: state within "
+                    f"{diff[best]:.2f} at each of {SUMMARY_POINTS} points, {lengths[later]:.0f} and "
+                    f"{lengths[nearest]:.0f} frames"
+                )
+                findings.append(Finding("near_duplicates", "warning", usable[later], detail))
+                continue
+        at = bisect.bisect_right(first_keys, keys[later])
+        first_keys.insert(at, float(keys[later]))
+        firsts.insert(at, later)
     return outcome_over_episodes(len(usable), findings)
 
 
