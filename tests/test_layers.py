@@ -5,7 +5,8 @@ of the product but each other (`SHARED`): the command-line shell, robot/shell/ (
 config files), and the layout of a dataset folder (`DATASET_LAYOUT`): the facts we keep beside it,
 whether they still belong to their episodes, whether LeRobot can open it at all, the trim a curation
 proposes from an episode's motion (the review page proposes what so101-edit would), and where a
-curated dataset's episodes came from (so the scores of whole ones follow them).
+curated dataset's episodes came from (so the scores of whole ones follow them). Both lists live in
+tests/support/layering.py, which the evaluation layer's own test reads too.
 
 Also: no import circles among the product's modules (imports inside functions and under
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
@@ -23,6 +24,8 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.support.layering import SHARED
+
 ROOT = Path(__file__).resolve().parents[1]
 # What each layer must never import.
 FORBIDDEN = {
@@ -32,11 +35,6 @@ FORBIDDEN = {
     "evaluation": {"robot", "teleop", "policies"},
 }
 PRODUCT = tuple(FORBIDDEN)
-SHELL = "robot.shell"  # the one part of robot/ that evaluation/ may import
-# The parts of teleop/ that evaluation/ may import: the layout of a dataset folder as every reader speaks it.
-DATASET_LAYOUT = ("teleop.dataset.sidecar", "teleop.dataset.format_check", "teleop.dataset.next_steps",
-                  "teleop.dataset.curate.trim_proposal", "teleop.dataset.lineage")  # fmt: skip
-SHARED = (SHELL, *DATASET_LAYOUT)
 MAX_LINES = 400  # STYLE.md: one concept per file; past ~300 lines a file asks to be split
 
 # The virtual rig's front: what code outside robot/virtual/ may import. Its settings (parsed with

@@ -254,7 +254,7 @@ CASES: dict[str, Case] = {
         lambda t, d: [f"--config_path={_real_rig(t)}", "--arms=left_follower"],
         1,
     ),
-    "calibrate_unknown_arm": ("so101-calibrate", lambda t, d: ["--arms=left_elbow"], 1),
+    "calibrate_unknown_arm": ("so101-calibrate", lambda t, d: ["--arms=left_elbow"], 2),
     "record_resume_without_a_dataset": (
         "so101-record",
         _record_into(lambda t, d: t / "none", "--dataset.resume=true"),

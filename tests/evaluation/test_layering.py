@@ -1,20 +1,19 @@
 """The evaluation layer reads datasets only: no robot/teleop/policies imports; lerobot only at the edge.
 
 The exceptions are what every command speaks: the command-line shell, robot/shell/, and the layout
-of a dataset folder (teleop/dataset/sidecar.py, format_check.py, next_steps.py, and the trim a
-curation proposes, curate/trim_proposal.py); tests/test_layers.py checks that they import nothing
-else of the product.
+of a dataset folder (tests/support/layering.py lists both); tests/test_layers.py checks that they
+import nothing else of the product.
 """
 
 import ast
 from pathlib import Path
 
+from tests.support.layering import SHARED
+
 EVALUATION = Path(__file__).resolve().parents[2] / "evaluation"
 FORBIDDEN = ("robot", "teleop", "policies")
 LEROBOT_ADAPTERS = {"episode_source.py", "testing/synthetic_dataset.py"}
 JUDGE_USERS = {"commands/judge.py"}  # besides evaluation/judge/ itself
-SHARED = ("robot.shell", "teleop.dataset.sidecar", "teleop.dataset.format_check", "teleop.dataset.next_steps",
-          "teleop.dataset.curate.trim_proposal")  # fmt: skip
 
 
 def _imports(path: Path) -> set[str]:
