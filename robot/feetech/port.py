@@ -21,13 +21,19 @@ one read when the replies come together, instead of six of each (measured: the f
 bimanual tick then overlap instead of queueing for the two cores).
 """
 
+import errno
 import select
+import termios
 import time
 
 import scservo_sdk as scs
 
 # LeRobot's patched SDK timeout: what connect/configure/calibrate wait for a reply, ms.
 SETUP_TIMEOUT_MS = 50.0
+# A signal (SIGHUP, SIGTERM, SIGINT) landing while the output drains interrupts tcdrain with EINTR,
+# and Python retries no termios call by itself (PEP 475 covers os, select, socket, time): the drain
+# is asked again, at most this many times, instead of the port being taken for gone.
+DRAIN_ATTEMPTS = 10
 
 
 class GuardedPortHandler(scs.PortHandler):
@@ -44,7 +50,7 @@ class GuardedPortHandler(scs.PortHandler):
 
     def clearPort(self) -> None:  # noqa: N802 - SDK naming
         """Called by the SDK right before every transmission: drop late replies still buffered."""
-        self.ser.flush()
+        self._drain()
         waiting = self.ser.in_waiting
         if self._unread:
             self.stale_bytes_dropped += len(self._unread)
@@ -52,6 +58,16 @@ class GuardedPortHandler(scs.PortHandler):
         if waiting:
             self.stale_bytes_dropped += waiting
             self.ser.reset_input_buffer()
+
+    def _drain(self) -> None:
+        """Wait until the output was sent (tcdrain), again when a signal interrupted the wait."""
+        for attempt in range(1, DRAIN_ATTEMPTS + 1):
+            try:
+                self.ser.flush()
+                return
+            except termios.error as e:
+                if not e.args or e.args[0] != errno.EINTR or attempt == DRAIN_ATTEMPTS:
+                    raise
 
     def setupPort(self, cflag_baud: int) -> bool:  # noqa: N802 - SDK naming
         """(Re)open the port; bytes kept from the old one are dropped with it."""

@@ -1,12 +1,14 @@
 """GuardedPortHandler on a real pseudo-terminal: what arrived together is read once and handed out in order."""
 
+import errno
 import os
 import pty
+import termios
 import tty
 
 import pytest
 
-from robot.feetech.port import GuardedPortHandler
+from robot.feetech.port import DRAIN_ATTEMPTS, GuardedPortHandler
 
 REPLY_A = bytes.fromhex("ff ff 01 04 00 00 08 f2")
 REPLY_B = bytes.fromhex("ff ff 02 04 00 10 08 e1")
@@ -67,3 +69,35 @@ def test_read_waits_for_bytes_until_the_attempt_times_out(line):
     start = handler.getCurrentTime()
     assert handler.readPort(8) == b""
     assert handler.getCurrentTime() - start >= 9.0  # it waited in select, it did not spin out at once
+
+
+class _InterruptedDrain:
+    """The serial port's flush (tcdrain) interrupted by `interrupts` signals before it completes."""
+
+    def __init__(self, interrupts: int, error: int = errno.EINTR) -> None:
+        self.interrupts, self.error, self.calls = interrupts, error, 0
+        self.in_waiting = 0
+
+    def flush(self) -> None:
+        self.calls += 1
+        if self.calls <= self.interrupts:
+            raise termios.error(self.error, os.strerror(self.error))
+
+
+def test_a_signal_during_the_drain_is_not_a_lost_port(line, monkeypatch):
+    handler, _ = line
+    monkeypatch.setattr(handler, "ser", _InterruptedDrain(interrupts=2))  # SIGHUP landing twice mid-drain
+    handler.clearPort()
+    assert handler.ser.calls == 3
+
+
+def test_the_drain_is_asked_again_a_bounded_number_of_times_and_other_errors_pass(line, monkeypatch):
+    handler, _ = line
+    monkeypatch.setattr(handler, "ser", _InterruptedDrain(interrupts=DRAIN_ATTEMPTS))
+    with pytest.raises(termios.error):
+        handler.clearPort()
+    assert handler.ser.calls == DRAIN_ATTEMPTS
+    monkeypatch.setattr(handler, "ser", _InterruptedDrain(interrupts=1, error=errno.EIO))  # gone: no second try
+    with pytest.raises(termios.error):
+        handler.clearPort()
+    assert handler.ser.calls == 1
