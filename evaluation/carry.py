@@ -77,12 +77,11 @@ def carry_scores(source: DatasetSource, store_path: Path) -> CarryReport:
         return report
     if not origins:
         return report
-    trimmed = [o.episode_index for o in origins if not o.whole]
-    if trimmed:
+    done = _already_scored(store_path, source, list(origins))
+    trimmed = [o.episode_index for o in origins if not o.whole and o.episode_index not in done]
+    if trimmed:  # said until they are scored, not at every open forever
         report.notes.append(f"{len(trimmed)} trimmed episode(s) start unscored (their frames changed): {trimmed}")
-    whole = [o for o in origins if o.whole]
-    done = _already_scored(store_path, source, whole)
-    todo = [o for o in whole if o.episode_index not in done]
+    todo = [o for o in origins if o.whole and o.episode_index not in done]
     plans: list[CarriedEpisode] = []
     for root in sorted({o.source_root for o in todo}):
         plans += _plan_from(Path(root), [o for o in todo if o.source_root == root], source, report)
