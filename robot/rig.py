@@ -46,6 +46,8 @@ from robot.safety.freeze import command_present
 from robot.safety.gripper_relief import GripperReliefs
 from robot.safety.guard import ActionGuard
 from robot.safety.hold import Hold
+from robot.safety.leader_drive import LeaderDrive
+from robot.safety.limits import limits_from_calibration
 from robot.safety.rest import rest_followers, rests_at_exit
 from robot.safety.watchdog import Verdict, WatchdogDecision
 from robot.stop_flag import StopFlag
@@ -139,6 +141,7 @@ class BimanualRig:
         self.hold = Hold()
         self._stack: ExitStack | None = None
         self.reliefs = GripperReliefs()
+        self._leader_drive: LeaderDrive | None = None
 
     def _so101_arm(self, side: Side, role: Role, port: str) -> SO101Arm:
         config = self.config
@@ -209,6 +212,23 @@ class BimanualRig:
                 except Exception as e:  # a camera must not stop the arms' shutdown
                     logger.warning("camera %s did not close cleanly: %s", camera.name, e)
             self.pool.close()
+
+    def leader_drive(self) -> LeaderDrive:
+        """The leaders as driven arms (a handover to the person), guarded like followers by their own ranges."""
+        if self._leader_drive is None:
+            leaders = {side: self.arms[arm_name(side, Role.LEADER)] for side in Side}
+            margins = {
+                "margin_deg": self.safety.limit_margin_deg,
+                "gripper_margin_percent": self.safety.gripper_margin_percent,
+            }
+            limits = {
+                side: limits_from_calibration(
+                    {j: (c.range_min, c.range_max) for j, c in arm.device.bus.calibration.items()}, **margins
+                )
+                for side, arm in leaders.items()
+            }
+            self._leader_drive = LeaderDrive(leaders, limits, self.safety)
+        return self._leader_drive
 
     def __enter__(self) -> "BimanualRig":
         self.connect()
@@ -354,6 +374,8 @@ class BimanualRig:
         self.frozen = True
         self._stop_reason = self._stop_reason or reason
         command_present(self._followers(), self.guards, reason)
+        if self._leader_drive is not None:
+            self._leader_drive.freeze()  # leaders being driven to a handover stop where they are too
 
     def _freeze(self, reason: str) -> None:
         """The watchdog's stop: command the present positions, end the session (the exit rests and releases)."""

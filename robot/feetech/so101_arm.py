@@ -33,9 +33,7 @@ from robot.errors import (
     CalibrationError,
     MotorFaultError,
     MotorTimeoutError,
-    PortNotFoundError,
 )
-from robot.feetech.bus_guards import DOCTOR as _DOCTOR
 from robot.feetech.bus_guards import silent_in, translate, within_deadline
 from robot.feetech.calibration_files import (
     ArmCalibration,
@@ -47,6 +45,7 @@ from robot.feetech.calibration_files import (
 from robot.feetech.calibration_fit import apply_file, check_fit
 from robot.feetech.health_block import HEALTH_ADDRESS, HEALTH_LENGTH, motor_health
 from robot.feetech.motor_checks import check_motors, motor_calibration
+from robot.feetech.open_errors import open_error
 from robot.feetech.packets import CheckedPacketHandler
 from robot.feetech.port import GuardedPortHandler
 from robot.feetech.sts3215 import REGISTERS
@@ -143,7 +142,7 @@ class SO101Arm:
         try:
             device.bus.connect(handshake=False)
         except ConnectionError as e:
-            raise self._open_error(e.__cause__ or e) from e
+            raise open_error(self.ref, e.__cause__ or e) from e
         self._device = device
         return device
 
@@ -184,20 +183,6 @@ class SO101Arm:
                 self._translate(fit, motor=None, what="check that the calibration fits")
 
         self._open(with_calibration=True, then=calibrate_and_configure)
-
-    def _open_error(self, cause: BaseException) -> ArmConnectionError:
-        text = str(cause)
-        if "No such file" in text or "Errno 2" in text:
-            return PortNotFoundError(
-                self.ref,
-                "no such device",
-                "check the USB cable and power; list ports with `ls -l /dev/serial/by-id/`, or " + _DOCTOR,
-            )
-        if "Permission denied" in text or "Errno 13" in text:
-            return ArmConnectionError(
-                self.ref, "permission denied", "add yourself to the dialout group (`sudo usermod -aG dialout $USER`)"
-            )
-        return ArmConnectionError(self.ref, f"cannot open the port ({text})", _DOCTOR)
 
     def configure(self) -> None:
         """Run LeRobot's configure: return delay 0, acceleration, PID, gripper torque limits."""
@@ -336,6 +321,22 @@ class SO101Arm:
         )
         sent = bus._normalize(steps)
         return {JOINT_NAMES[i - 1]: float(v) for i, v in sent.items()}
+
+    def set_torque(self, enabled: bool) -> None:
+        """Torque on (each motor holds where it is: the STS3215 latches its goal) or off, all six at once.
+
+        One sync write, no reply, so it fits inside a control tick (LeRobot's `enable_torque` is twelve
+        acknowledged writes). Used to drive a leader arm for a handover; a lost write shows as a leader
+        that does not move (the handover's arrival check) or stays stiff (the exit releases it again,
+        with LeRobot's retries).
+        """
+        bus = self.device.bus
+        value = 1 if enabled else 0
+        self._translate(
+            lambda: bus.sync_write("Torque_Enable", dict.fromkeys(JOINT_NAMES, value), normalize=False),
+            motor=None,
+            what="switch torque " + ("on" if enabled else "off"),
+        )
 
     def read_health(self) -> ArmHealth:
         """Status bits, temperature, load and voltage of all six motors in one sync read."""

@@ -271,6 +271,9 @@ class Motor:
         self._overload_timer_s = 0.0
         if value == 1 and old_value != 1:
             self._sync_goal_to_present()
+            # A hand resting on the arm lets the motors drive it; when the torque goes off again the
+            # arm stays where they left it (a handover to the person), not where the hand last was.
+            self.hand_actual = None
 
     def _sync_goal_to_present(self) -> None:
         self._set("Goal_Position", self.present_position())

@@ -22,7 +22,7 @@ from robot.virtual.operator import CLOTH_CONTACT_FRACTION, ScriptedOperator, Vir
 from robot.virtual.precalibrated import calibration_values
 from robot.virtual.profiles import arm_profiles, calibration_pose
 from robot.virtual.trace import Trace
-from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, to_pose
+from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, correction, to_pose
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ class VirtualRigModel:
         return {j: virtual_arm.to_fraction(j, calibration_pose(virtual_arm.profiles[j])) for j in JOINT_NAMES}
 
     def trajectory(self, name: str, arms: list[str] | None = None) -> Trajectory:
-        """A named trajectory: `calibration_pose`, `calibration_sweep` or `cloth_fold`."""
+        """A named trajectory: `calibration_pose`, `calibration_sweep`, `correction` or `cloth_fold`."""
         selected = arms or list(self.arms)
         unknown = [a for a in selected if a not in self.arms]
         if unknown:
@@ -167,11 +167,15 @@ class VirtualRigModel:
                 return to_pose(selected, {a: self.middle_fractions(a) for a in selected}, move_s=1.5)
             case "calibration_sweep":
                 return calibration_sweep(selected, {a: self.middle_fractions(a) for a in selected})
+            case "correction":
+                return correction(selected)
             case "cloth_fold":
                 leaders = {Side.LEFT: "left_leader", Side.RIGHT: "right_leader"}
                 followers = {Side.LEFT: "left_follower", Side.RIGHT: "right_follower"}
                 return cloth_fold(leaders, followers)
-        raise ValueError(f"unknown trajectory {name!r}; expected calibration_pose, calibration_sweep or cloth_fold")
+        raise ValueError(
+            f"unknown trajectory {name!r}; expected calibration_pose, calibration_sweep, correction or cloth_fold"
+        )
 
     def set_object(self, arm: str, holding: bool) -> None:
         """Put the cloth between a follower's jaws (or take it away)."""

@@ -20,6 +20,7 @@ class Keyframe:
 
     t_s: float
     pose: Pose
+    relative: bool = False  # the pose's values are offsets from where each joint was at the start
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ def sample(frames: tuple[Keyframe, ...], t_s: float, start: dict[str, float]) ->
 
     def value(frame: Keyframe, joint: str) -> float:
         v = frame.pose.get(joint)
+        if frame.relative:
+            return start[joint] + (v or 0.0)
         return start[joint] if v is None else v
 
     if t_s <= frames[0].t_s:
@@ -69,6 +72,17 @@ def to_pose(arms: list[str], target: dict[str, dict[str, float]], move_s: float)
         name="to_pose",
         keyframes={arm: (Keyframe(0.0, _HERE), Keyframe(move_s, dict(target[arm]))) for arm in arms},
     )
+
+
+def correction(arms: list[str], move_s: float = 1.5) -> Trajectory:
+    """A person's correction on the leaders: a small reach from wherever they are, and back, in 2 x `move_s`.
+
+    Relative to the start, so it follows a handover from any pose without a jump.
+    """
+    reach: Pose = {"shoulder_pan": 0.06, "elbow_flex": -0.06, "gripper": 0.15}
+    frames = (Keyframe(0.0, {}, relative=True), Keyframe(move_s, reach, relative=True),
+              Keyframe(2 * move_s, {}, relative=True))  # fmt: skip
+    return Trajectory(name="correction", keyframes=dict.fromkeys(arms, frames))
 
 
 def calibration_sweep(arms: list[str], middle: dict[str, dict[str, float]]) -> Trajectory:

@@ -3,9 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from robot.config import BusConfig, CalibrationConfig
+from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import Role, Side
+from robot.rig import BimanualRig
+from robot.safety.config import SafetyConfig
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
@@ -61,3 +63,29 @@ def make_arm(ports, calibration_root) -> Iterator[Callable[..., SO101Arm]]:
     yield make
     for arm in arms:
         arm.disconnect()
+
+
+@pytest.fixture
+def live_model() -> VirtualRigModel:
+    """The emulator on the real clock, pre-calibrated, no tremor."""
+    return VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=0.0))
+
+
+@pytest.fixture
+def rig_setup(tmp_path: Path, live_model: VirtualRigModel) -> Iterator[Callable[..., BimanualRig]]:
+    """Make a `BimanualRig` (not connected) on `live_model`'s in-process ports; kwargs are safety settings."""
+    root = tmp_path / "rig_calibration"
+    write_calibration_files(live_model, root, "rig")
+    with in_process_ports(live_model) as ports:
+
+        def make(cameras: tuple = (), **safety: object) -> BimanualRig:
+            config = RigConfig(
+                id="rig",
+                calibration=CalibrationConfig(dir=root),
+                safety=SafetyConfig(**safety),
+                cameras=cameras,
+                virtual=VirtualRigConfig(),
+            )
+            return BimanualRig(config, ports)
+
+        yield make

@@ -7,63 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot.config import CalibrationConfig, RigConfig
 from robot.errors import MotorMissingError, MotorTimeoutError
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side
 from robot.rig import BimanualRig, SafetyStopError
-from robot.safety.config import ExitMode, SafetyConfig
+from robot.safety.config import ExitMode
 from robot.safety.follower_watch import MISSED_POLLS_BEFORE_STOP
 from robot.safety.guard import Intervention
 from robot.safety.watchdog import Verdict
-from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.faults import load_scenario
-from robot.virtual.inprocess import in_process_ports
-from robot.virtual.precalibrated import write_calibration_files
-from robot.virtual.rig_model import VirtualRigModel
+from tests.support.rig_reads import engage, goals, torque
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "hardware_configs" / "scenarios"
-
-
-@pytest.fixture
-def live_model():
-    return VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=0.0))
-
-
-@pytest.fixture
-def rig_setup(tmp_path, live_model):
-    root = tmp_path / "calibration"
-    write_calibration_files(live_model, root, "rig")
-    with in_process_ports(live_model) as ports:
-
-        def make(cameras: tuple = (), **safety) -> BimanualRig:
-            config = RigConfig(
-                id="rig",
-                calibration=CalibrationConfig(dir=root),
-                safety=SafetyConfig(**safety),
-                cameras=cameras,
-                virtual=VirtualRigConfig(),
-            )
-            return BimanualRig(config, ports)
-
-        yield make
-
-
-def engage(rig: BimanualRig) -> None:
-    """End the connect transition by commanding the pose the followers are in (the normal caps apply after)."""
-    for _ in range(100):
-        rig.act(rig.observe().state())
-        if not rig.in_transition:
-            return
-        time.sleep(1 / 30)
-    raise AssertionError("the connect transition did not end on a still arm")
-
-
-def torque(model, arm):
-    return [m["torque_enabled"] for m in model.state(arm)[arm]]
-
-
-def goals(model, arm):
-    return [m["goal_position"] for m in model.state(arm)[arm]]
 
 
 def test_observe_reads_twelve_follower_and_twelve_leader_joints(rig_setup):
