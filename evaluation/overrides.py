@@ -8,7 +8,9 @@ of a criterion is the latest current override, else the latest current scored ju
 current means made on the episode as it is now (evaluation.currency): an override or result made
 before the episode was re-recorded or deleted is stale, reported as such, and never applied. The
 table registers its own row (`review`) in `schema_components` (schema and migration:
-overrides_schema), so the judge's schema version is untouched.
+overrides_schema), so the judge's schema version is untouched. Scores the operator typed during a
+rollout are rows of this table too (reason LIVE_REASON, evaluation/live_labels.py), so they count,
+go stale and are superseded like any person's label.
 
 Example:
     with EvaluationStore(path) as store, OverrideStore(store) as overrides:
@@ -45,6 +47,9 @@ REASON_CODES: tuple[str, ...] = (
     "confirmed",  # the reviewer checked the videos and agrees with the score shown
     "other",  # anything else: say what in the note
 )
+# The reason of a label the operator typed at the end of a rollout (so101-deploy), imported by
+# evaluation/live_labels.py with the operator as reviewer; never offered to, or accepted from, a reviewer.
+LIVE_REASON = "live"
 SOURCES: tuple[str, ...] = ("override", "judge", "heuristic", "none")  # where an effective score comes from
 
 # Scores of every scored judge result of a dataset, with the fingerprint each result was made on.
@@ -74,7 +79,7 @@ class Override:
     criterion: str  # rubric criterion id, e.g. "R3"
     old_score: float | None  # the effective score the reviewer saw when overriding (None: none shown)
     new_score: float  # 0, 0.5 or 1
-    reason: str  # reason code, one of REASON_CODES
+    reason: str  # reason code, one of REASON_CODES, or LIVE_REASON for an operator's live score
     note: str  # free text
     reviewer: str  # who
     created_at: str  # UTC ISO 8601, milliseconds
@@ -84,6 +89,11 @@ class Override:
     # (schema-1 rows); None when neither is known, and then the override is never current.
     episode_fingerprint: str | None = None
     dataset_root: str | None = None  # dataset folder the review server had open (None: schema-1 rows)
+
+    @property
+    def live(self) -> bool:
+        """Whether the operator typed it during the rollout (so101-deploy), not a reviewer in so101-review."""
+        return self.reason == LIVE_REASON
 
     @property
     def changes_score(self) -> bool:

@@ -88,6 +88,24 @@ class RolloutSource:
             self._hold = observation.state()
         return self._hold
 
+    def pause(self, hold: Mapping[str, float]) -> None:
+        """Another source drives for now (a person correcting): the engine drops its queue.
+
+        The next tick the policy is in charge starts it again from a fresh observation, as at an
+        episode's start (its first action is a transition); until then, and between episodes, the
+        arms hold `hold`.
+        """
+        self.driver.reset()
+        self._was_in_charge = False
+        self._hold = dict(hold)
+
+    def on_key(self, key: object) -> None:
+        """No keys of its own (a correction source adds the take-over)."""
+
+    def episode_notes(self) -> dict[str, object]:
+        """Nothing to add to a quality card."""
+        return {}
+
     def step_facts(self, step: Step) -> Mapping[str, float]:
         """Per-frame facts for the evaluation dataset's sidecar (never features)."""
         facts = {f"inference.{key}": float(value) for key, value in self.driver.facts().items()}

@@ -37,6 +37,8 @@ class PolicyOptions:
     # The joint units the checkpoint was trained in: auto (read from its statistics), degrees (ours and
     # LeRobot 0.6.1's) or percent (LeRobot's -100..100 of range: refused on the arms, which take degrees)
     units: JointUnits = JointUnits.AUTO
+    # A blind evaluation (so101-campaign): say "policy <label>", never the checkpoint's path or type
+    blind_label: str | None = None
 
     @property
     def given(self) -> bool:

@@ -70,6 +70,10 @@ def _split_config_path(argv: list[str]) -> tuple[Path, list[str]]:
     return path, rest
 
 
+# The policy server's settings are many and matter only with --engine.kind=remote: one line in --help.
+REMOTE_HELP = "with --engine.kind=remote: the policy server's host, port, checkpoint and timeouts"
+
+
 def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     """Parse a command config whose `rig` field comes from `--config_path` (default: virtual rig).
 
@@ -80,7 +84,7 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     path, rest = _split_config_path(args)
     if (topic := help_requested(rest)) is not None:
         text = command_help(config_cls, config_file=RIG_FILE_HELP, exit_status=EXIT_STATUS,
-                            collapsed={"rig": RIG_FIELDS_HELP}, topic=topic)  # fmt: skip
+                            collapsed={"rig": RIG_FIELDS_HELP, "remote": REMOTE_HELP}, topic=topic)  # fmt: skip
         sys.stdout.write(text)
         raise SystemExit(EXIT_DONE)
     if (unknown := unknown_option(config_cls, rest)) is not None:

@@ -55,8 +55,10 @@ class DatasetConfig:
         return lerobot_home() / self.repo_id
 
 
-def dataset_writer(dataset: DatasetConfig, rig: RigConfig) -> DatasetWriter:
+def dataset_writer(dataset: DatasetConfig, rig: RigConfig, *, intervention: bool = False) -> DatasetWriter:
     """The writer of `dataset` for the rig's cameras at the rig's rate (open() it to start).
+
+    `intervention`: record LeRobot's `intervention` feature (rollouts a person may correct).
 
     Raises:
         NoDatasetToResumeError: resume was asked for, and the folder holds no dataset (nothing is created).
@@ -68,7 +70,7 @@ def dataset_writer(dataset: DatasetConfig, rig: RigConfig) -> DatasetWriter:
         )
     cameras = camera_shapes(rig.cameras)
     spec = WriterSpec(root=dataset.folder(), repo_id=dataset.repo_id, fps=rig.fps, cameras=cameras,
-                      vcodec=dataset.vcodec, resume=dataset.resume)  # fmt: skip
+                      vcodec=dataset.vcodec, resume=dataset.resume, intervention=intervention)  # fmt: skip
     return DatasetWriter(spec)
 
 

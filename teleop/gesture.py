@@ -30,10 +30,14 @@ class GestureConfig:
 class GestureDetector:
     """Fed the leaders' positions every tick; says when the gesture completes."""
 
-    def __init__(self, config: GestureConfig) -> None:
+    def __init__(self, config: GestureConfig, *, armed: bool = True) -> None:
+        """A detector; with `armed=False` both grippers must be seen open before a squeeze counts.
+
+        (Leaders resting with their grippers closed must not fire a rollout's take-over.)
+        """
         self.config = config
         self._since: float | None = None
-        self._armed = True
+        self._armed = armed
         self._previous: tuple[float, Mapping[str, float]] | None = None
 
     def update(self, leaders: Mapping[str, float], t_s: float) -> bool:

@@ -8,6 +8,8 @@ a thread turns bytes into `Key`s the control loop polls once per tick:
     space or p   pause / resume
     q  or Esc    stop: save the episode in progress and finish
     e            e-stop: freeze the followers where they are, torque kept on (so101-release lets go)
+    c  or Tab    take over a rollout with the leaders / hand it back (so101-deploy --correction.enabled=true)
+    0, h, 1, s   score a rollout's criterion 0, half or 1, or skip scoring it (--live_scores.enabled=true)
 """
 
 import contextlib
@@ -34,10 +36,28 @@ class Key(StrEnum):
     PAUSE = "pause"
     STOP = "stop"
     ESTOP = "estop"
+    TAKE_OVER = "take_over"
+    SCORE_0 = "score_0"
+    SCORE_HALF = "score_half"
+    SCORE_1 = "score_1"
+    SKIP = "skip"
 
 
 _SEQUENCES = {b"\x1b[C": Key.NEXT, b"\x1b[D": Key.RERECORD, b"\x1bOC": Key.NEXT, b"\x1bOD": Key.RERECORD}
-_SINGLE = {b"n": Key.NEXT, b"r": Key.RERECORD, b" ": Key.PAUSE, b"p": Key.PAUSE, b"q": Key.STOP, b"e": Key.ESTOP}
+_SINGLE = {
+    b"n": Key.NEXT,
+    b"r": Key.RERECORD,
+    b" ": Key.PAUSE,
+    b"p": Key.PAUSE,
+    b"q": Key.STOP,
+    b"e": Key.ESTOP,
+    b"c": Key.TAKE_OVER,
+    b"\t": Key.TAKE_OVER,
+    b"0": Key.SCORE_0,
+    b"h": Key.SCORE_HALF,
+    b"1": Key.SCORE_1,
+    b"s": Key.SKIP,
+}
 HINTS = "→/n next  ←/r re-record  space pause  q stop  e e-stop"
 
 

@@ -36,3 +36,10 @@ class LeaderSource:
     def step_facts(self, step: object) -> dict[str, float]:
         """No per-frame facts beyond the recording's own (teleop/recording_run.py's RecordedSource)."""
         return {}
+
+    def on_key(self, key: object) -> None:
+        """No keys of its own."""
+
+    def episode_notes(self) -> dict[str, object]:
+        """Nothing to add to a quality card."""
+        return {}

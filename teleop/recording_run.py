@@ -26,7 +26,8 @@ from robot.rig import BimanualRig
 from robot.signals import StopSignals
 from robot.stop_flag import StopFlag
 from teleop.gesture import GestureConfig, GestureDetector
-from teleop.keys import HINTS, KeyReader
+from teleop.keys import HINTS, Key, KeyReader
+from teleop.live_scoring import LiveScorer
 from teleop.quality import QualityGates
 from teleop.run_report import card_table
 from teleop.session import EpisodeWriter, RecordingSession, SessionConfig
@@ -47,6 +48,14 @@ class RecordedSource(ActionSource, Protocol):
         """Per-frame facts for the dataset's sidecar (never features); {} when there are none."""
         ...
 
+    def on_key(self, key: Key) -> None:
+        """A key the session does not handle (a rollout's take-over); most sources ignore them."""
+        ...
+
+    def episode_notes(self) -> Mapping[str, object]:
+        """More facts for the quality card of the episode being saved; {} when there are none."""
+        ...
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -61,6 +70,8 @@ class RunPlan:
     hooks: tuple[StepHook, ...] = ()
     # More status text after the session's (the policy's inference), asked every tick
     status_extra: Callable[[], str] | None = None
+    # Live scores typed when a rollout ends (so101-deploy --live_scores.enabled=true)
+    scorer: LiveScorer | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +100,8 @@ class RecordingRun:
         self.session = RecordingSession(
             rig, writer, session_config, plan.gates, GestureDetector(plan.gesture), keys=keys.poll,
             engaged=self._engaged, on_card=lambda card: console.print(card_table([card])), on_event=console.print,
-            stop_loop=stop.set, step_facts=self._step_facts,
+            stop_loop=stop.set, step_facts=self._step_facts, on_key=self._on_key, episode_notes=self._episode_notes,
+            scorer=plan.scorer,
         )  # fmt: skip
         self.source = source_for(self.session)
         self.status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
@@ -104,6 +116,8 @@ class RecordingRun:
             SignalStop: a second signal escalated to an e-stop (the writer finishes a save on its own).
         """
         reason = run_session(self.loop, self.session, self.status, self.plan.failures, stops=stops)
+        if self.plan.scorer is not None:
+            self.plan.scorer.drop()  # a rollout still waiting for its score stays unscored (said so)
         with stops.finishing():  # a second signal cuts the wait short and leaves the save to the writer
             self.session.wait_for_save()
         failed_save = self.session.save_failure
@@ -116,6 +130,12 @@ class RecordingRun:
 
     def _step_facts(self, step: Step) -> Mapping[str, float]:
         return self.source.step_facts(step)
+
+    def _on_key(self, key: Key) -> None:
+        self.source.on_key(key)
+
+    def _episode_notes(self) -> Mapping[str, object]:
+        return self.source.episode_notes()
 
 
 class _SessionStatus:

@@ -30,6 +30,7 @@ from teleop.dataset.errors import ShortVideoError
 from teleop.episode_save import BackgroundSave, UnsavedEpisode
 from teleop.gesture import GestureDetector
 from teleop.keys import Key
+from teleop.live_scoring import LiveScorer
 from teleop.quality import QualityCard, QualityGates, quality_card
 from teleop.recorder import EpisodeRecorder
 
@@ -110,6 +111,9 @@ class RecordingSession:
         on_event: Callable[[str], None] = lambda text: None,
         stop_loop: Callable[[], None] = lambda: None,
         step_facts: Callable[[Step], Mapping[str, float]] | None = None,
+        on_key: Callable[[Key], None] = lambda key: None,
+        episode_notes: Callable[[], Mapping[str, object]] = dict,
+        scorer: LiveScorer | None = None,
     ) -> None:
         self.rig = rig
         self.writer = writer
@@ -123,6 +127,10 @@ class RecordingSession:
         self.on_event = on_event
         self.stop_loop = stop_loop
         self.step_facts = step_facts
+        self.on_key = on_key  # keys the session does not handle itself (a rollout's take-over)
+        self.episode_notes = episode_notes  # more facts for an episode's quality card (its handovers)
+        self.scorer = scorer  # live scores typed when a rollout ends: the next episode waits for them
+        self._finish_when_scored = False
         self.phase = Phase.READY
         self.paused = False
         self.recorded = 0  # episodes of this run that are durable on disk (their save returned)
@@ -150,6 +158,8 @@ class RecordingSession:
         squeezed = bool(leaders) and self.gesture.update(leaders, now)
         for key in self.keys():
             self._on_key(key, now)
+        if self._finish_when_scored and not self._scoring():
+            self._finish()
         if self.phase is Phase.DONE:
             return
         if self.phase is Phase.RECORDING:
@@ -166,6 +176,8 @@ class RecordingSession:
         """Whether the next episode is due to start (the reset time is up; not waiting for a gesture)."""
         if self.phase not in (Phase.READY, Phase.RESET) or self.config.start_on_gesture or self._save is not None:
             return False  # (not while the last episode is being made durable: it may have to be recorded again)
+        if self._scoring():
+            return False  # the operator is scoring the last rollout
         return self.phase is Phase.READY or now - self._phase_since >= self.config.reset_s
 
     def in_progress(self, now: float) -> bool:
@@ -197,12 +209,18 @@ class RecordingSession:
             case Key.RERECORD:
                 if self.phase is Phase.RECORDING:
                     self._end_episode(now, keep=False)
+            case _:
+                if self.scorer is None or not self.scorer.on_key(key):
+                    self.on_key(key)
 
     # --- transitions -------------------------------------------------------------------------
 
+    def _scoring(self) -> bool:
+        return self.scorer is not None and self.scorer.pending
+
     def _try_start(self, now: float) -> None:
-        if self._save is not None:
-            return  # the previous episode is still being made durable
+        if self._save is not None or self._scoring():
+            return  # the previous episode is still being made durable, or scored
         self.episode_index = self.writer.begin_episode(self.config.task)
         self._recorder = EpisodeRecorder(self.writer, self.rig.cameras, self.step_facts)
         self._recorded_s = 0.0
@@ -242,11 +260,13 @@ class RecordingSession:
                 self.on_event(f"episode {index} failed its quality gates and is discarded: it will be recorded again")
             else:
                 self._start_save(card)  # the session ends once the last episode is durable (`_collect_save`)
+                if self.scorer is not None:
+                    self.scorer.begin(index, card.frames)
         self._set_phase(Phase.RESET, now)
         self._maybe_finish()
 
     def _start_save(self, card: QualityCard) -> None:
-        writer, quality = self.writer, card.as_dict()
+        writer, quality = self.writer, card.as_dict() | dict(self.episode_notes())
         self._save = BackgroundSave(card, lambda: writer.save_episode(quality))
 
     def _collect_save(self, timeout_s: float = 0.0) -> None:
@@ -283,6 +303,9 @@ class RecordingSession:
             self._finish()
 
     def _finish(self) -> None:
+        if self._scoring() and self.phase is not Phase.DONE:
+            self._finish_when_scored = True  # the arms hold while the last rollout is scored
+            return
         self.phase = Phase.DONE
         self.stop_loop()
 
@@ -329,4 +352,6 @@ class RecordingSession:
                 text = "ready: squeeze both leader grippers or press →"
             case Phase.DONE:
                 text = "done"
+        if self.scorer is not None and self.scorer.pending:
+            text = self.scorer.prompt()
         return text + ("  saving…" if saving else "")

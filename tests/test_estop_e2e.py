@@ -13,7 +13,6 @@ followers were sent:
 
 import itertools
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from robot.virtual.client import VirtualRigClient
 from tests.support.bus_trace import goal_writes, present_read_before
 from tests.support.commands import ForegroundJob, run, sim_client, virtual_rig_file, wait_until
 from tests.support.record_runs import record_args, rig_file
+from tests.support.terminal_keys import plain, press, wait_recording
 
 pytestmark = pytest.mark.slow
 FOLLOWERS = ("left_follower", "right_follower")
@@ -32,27 +32,6 @@ STEPS_PER_DEG = 4095 / 360  # LeRobot's degrees: (steps - mid) * 360 / 4095
 FREEZE_COUNTS = 2  # the frozen goal is the present position read just before it, to a couple of counts
 RAMP_COUNTS = 30.0 / 30 * STEPS_PER_DEG + 1  # ramp_speed_deg_s / fps, in encoder counts, plus one of rounding
 LIFT_ID = 2  # shoulder_lift's motor
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def plain(text: str) -> str:
-    """Terminal output without colour codes, its wrapped lines joined."""
-    return " ".join(_ANSI.sub("", text).split())
-
-
-def press(job: ForegroundJob, key: str) -> None:
-    """Type `key` on the job's terminal."""
-    os.write(job._master, key.encode())  # the helper keeps its terminal's master side
-
-
-def wait_recording(job: ForegroundJob, episode: str, at_least_s: float = 0.5) -> None:
-    """Until the status line shows `episode` ("2/3") recording for `at_least_s`: mid-episode."""
-    pattern = re.compile(rf"episode {re.escape(episode)} REC\s+(\d+\.\d)/")
-
-    def recording() -> bool:
-        return any(float(s) >= at_least_s for s in pattern.findall(plain(job.text)))
-
-    job.wait_until(recording, 180, f"episode {episode} recording for {at_least_s} s")
 
 
 # --- the bus trace ---------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ from evaluation.judge.run import run_judge, select_pending
 from evaluation.judge.run_context import EpisodeOutcome
 from evaluation.judge.run_summary import RunSummary
 from evaluation.judge.video_check import video_problem
+from evaluation.live_labels import import_live_scores
 from evaluation.rubric import Rubric, load_rubric
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.view_map import view_map
@@ -168,6 +169,8 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
         f"dataset {source.root} ({len(source.episodes)} episodes), rubric {rubric.version}, store {store_path}"
     )
     for line in carry_scores(source, store_path).lines():
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    for line in import_live_scores(source, store_path, rubric.criterion_ids).lines():
         console.print(escape(line), highlight=False, soft_wrap=True)
     with EvaluationStore(store_path) as store:
         client = None

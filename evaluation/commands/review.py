@@ -57,6 +57,7 @@ from evaluation.carry import carry_scores
 from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, EvaluationError
+from evaluation.live_labels import import_live_scores
 from evaluation.overrides import OverrideStore
 from evaluation.review.app import ReviewSettings, create_app
 from evaluation.review.catalog import ReviewCatalog
@@ -148,6 +149,8 @@ def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
             soft_wrap=True,
             highlight=False,
         )
+    for line in import_live_scores(source, store_path).lines():  # the operator's scores typed during the rollout
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
     _stop_on_terminal_signals()
     with EvaluationStore(store_path) as store, OverrideStore(store) as overrides:
         catalog = ReviewCatalog(source, store, config.audit)

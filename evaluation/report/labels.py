@@ -3,13 +3,15 @@
 A policy's scores come from one scorer (load.py picks it): the LLM judge, written "judge (<model>)",
 or the motion heuristic, written "heuristic", so heuristic scores are never called a judge's. The
 effective view adds the latest person's override of each cell: "effective (heuristic + 2 person
-overrides)". A cell's own source is the scorer's label, or "person" where an override counts.
+overrides)". A cell's own source is the scorer's label, or "person" where an override counts ("live
+operator" where it is the score the operator typed during the rollout: a person's label too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evaluation.overrides import LIVE_REASON
 from evaluation.report.scores import Cell, PolicyScores, View
 from evaluation.vocabulary import ScoreSource, source_label
 
@@ -30,12 +32,22 @@ def override_count(scores: PolicyScores) -> int:
     return sum(c.human is not None for e in scores.episodes for c in e.cells)
 
 
+def live_count(scores: PolicyScores) -> int:
+    """Cells whose person's label is the operator's live score, typed during the rollout (in `override_count`)."""
+    return sum(c.human is not None and c.human.reason == LIVE_REASON for e in scores.episodes for c in e.cells)
+
+
 def view_label(scores: PolicyScores, view: View) -> str:
-    """The label of a policy's figures in a view, e.g. "heuristic" or "effective (judge + 3 person overrides)"."""
+    """The label of a policy's figures in a view, e.g. "heuristic" or "effective (judge + 3 person overrides)".
+
+    Live scores are people's labels too; when some are, it says how many: "(judge + 3 person overrides, 2 live)".
+    """
     if view is View.JUDGE:
         return scorer_label(scores)
-    n = override_count(scores)
-    return f"effective ({scorer_kind(scores).value} + {n} {ScoreSource.PERSON.value} override{'' if n == 1 else 's'})"
+    n, live = override_count(scores), live_count(scores)
+    of_them = f", {live} live" if live else ""
+    return (f"effective ({scorer_kind(scores).value} + {n} {ScoreSource.PERSON.value} "
+            f"override{'' if n == 1 else 's'}{of_them})")  # fmt: skip
 
 
 def view_kind(scores: PolicyScores, view: View) -> str:
@@ -60,7 +72,7 @@ def column_label(policies: Sequence[PolicyScores], view: View) -> str:
 
 
 def cell_source(scores: PolicyScores, cell: Cell, view: View) -> str:
-    """Who gave a cell's score in a view: the scorer's label, or "person" where an override counts."""
+    """Who gave a cell's score in a view: the scorer's label, or "person" ("live operator") where a label counts."""
     if view is View.EFFECTIVE and cell.human is not None:
-        return ScoreSource.PERSON.value
+        return ScoreSource.LIVE_OPERATOR.value if cell.human.reason == LIVE_REASON else ScoreSource.PERSON.value
     return scorer_label(scores)

@@ -4,7 +4,8 @@ Selection: scored episode results of the runs that match the policy (tag and/or 
 scorer (`auto`: the LLM judge's when the selection has any, else the motion heuristic's), and per
 episode the newest of them made on the episode as it is now (evaluation.currency). Overrides come
 from `evaluation.overrides` (latest current one by id); an episode counts as reviewed when it has at
-least one, a "confirmed" one included.
+least one, a "confirmed" one included, and so does an operator's live score (reason "live", taken in
+from beside the dataset when the report opens it: evaluation/live_labels.py).
 
 What an episode is now comes from the dataset: the policy's `dataset_root`, else the folder the
 newest judge run of that dataset recorded. A result of an episode that was deleted or changed since
@@ -28,12 +29,14 @@ from evaluation.carry import carry_scores
 from evaluation.currency import ResultRef, StaleResult, describe_stale, episodes_now, episodes_on_record, select_current
 from evaluation.episode_source import open_dataset
 from evaluation.errors import DatasetReadError, StoreError
+from evaluation.live_labels import import_live_scores
 from evaluation.overrides import effective_scores
 from evaluation.report.config import PolicySpec
 from evaluation.report.errors import MissingStoreError, NoScoresError, ReportError, UnknownTagError
 from evaluation.report.scores import Cell, EpisodeScores, HumanLabel, PolicyScores
 from evaluation.store import EvaluationStore
 from teleop.dataset.lineage import LINEAGE_FILE
+from teleop.dataset.live_scores import live_score_paths
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,7 @@ def load_policy_with_currency(spec: PolicySpec, scorer: str = "auto") -> tuple[P
     """
     path = spec.resolved_store()
     _carry(spec, path)
+    _import_live(spec, path)
     if not path.is_file():
         hint = (
             f"score it first: so101-judge {shlex.quote(f'--dataset.root={spec.dataset_root}')} (without an API key or"
@@ -125,6 +129,16 @@ def _carry(spec: PolicySpec, path: Path) -> None:
         return
     source = open_dataset(root.expanduser(), spec.resolved_dataset_id() or None)
     for line in carry_scores(source, path).lines():
+        log.info("%s: %s", spec.label(), line)
+
+
+def _import_live(spec: PolicySpec, path: Path) -> None:
+    """The operator's scores typed during the rollouts become human labels (evaluation/live_labels.py)."""
+    root = spec.dataset_root
+    if root is None or not path.is_file() or not live_score_paths(root.expanduser()):
+        return  # without a store the report stops below; so101-judge takes them in when it starts one
+    source = open_dataset(root.expanduser(), spec.resolved_dataset_id() or None)
+    for line in import_live_scores(source, path).lines():
         log.info("%s: %s", spec.label(), line)
 
 

@@ -6,7 +6,8 @@ confidence). Frame refs such as `overhead@12.40s` or `overhead@12.40s#372` are p
 episode times so the page can seek to them; refs that do not parse are shown as text only.
 
 Every score on the page names its source the way reports do (`vocabulary.source_label`): "judge
-(<model>)" or "heuristic" for the scorer's record, "person" for an override, so a heuristic episode
+(<model>)" or "heuristic" for the scorer's record, "person" for an override, "live operator" for a
+score the operator typed during the rollout (an override with reason "live"), so a heuristic episode
 never reads as judged.
 """
 
@@ -56,7 +57,12 @@ class AuditEntry:
 
     @property
     def raced(self) -> bool:
-        """The reviewer saw another score than the one on record when writing (a concurrent override)."""
+        """The reviewer saw another score than the one on record when writing (a concurrent override).
+
+        Never for an operator's live score: it was typed without seeing any score, by design.
+        """
+        if self.override.live:
+            return False
         seen, before = self.override.old_score, self.value_before
         return seen != before and not (seen is not None and before is not None and abs(seen - before) < 1e-9)
 
@@ -153,9 +159,11 @@ def episode_detail(catalog: ReviewCatalog, summary: EpisodeSummary) -> EpisodeDe
 
 
 def _effective_by(effective: EffectiveScore | None, scorer: str) -> str:
-    """Who gave the effective score: "person" for an override, else the scorer's label."""
+    """Who gave the effective score: "person" for an override, "live operator" for a live score, else the scorer."""
     if effective is None or effective.source == "none":
         return "none"
+    if effective.overridden_by is not None and effective.overridden_by.live:
+        return ScoreSource.LIVE_OPERATOR.value
     if effective.source == "override":
         return source_label(effective.source)
     return scorer or source_label(effective.source)

@@ -7,20 +7,18 @@ r"""so101-deploy: run an ACT or SmolVLA checkpoint on the arms at 30 FPS and rec
     so101-deploy --policy.path=... --policy.rename_map='{"overhead": "top"}'     # camera names differ
     so101-deploy --engine.kind=remote --remote.host=gpu-box --remote.policy_type=smolvla \\
         --remote.checkpoint=/data/smolvla_fold --remote.policy_device=cuda       # policy on another machine
+    so101-deploy --policy.path=... --correction.enabled=true     # c or Tab: take over with the leaders, hand back
 
-Before any weights load, the checkpoint's cameras, image sizes, state and action are checked against
-the rig; a mismatch stops with every difference listed. The control loop never waits on inference
-(engine `async`, the default, computes the next chunk while the current one executes; `sync` is
-LeRobot's baseline); when no action is ready the arms hold their last commanded position. The safety
-layer is always on, and a NaN from the policy ends the episode before anything reaches the bus.
-Rollouts are recorded into an evaluation dataset with the demonstrations' features; per-tick
-inference facts (chunk id, latency, queue depth, starved tick) are kept beside it, where training
-never looks. Keys: →/n end the episode, q stop and save, e e-stop. Ctrl-C, SIGTERM and SIGHUP stop as
-so101-record does (README, "Stopping"). At the end it prints the next steps for the rollouts, each a
-command that pastes: `so101-judge --dataset.root=<folder>`, then so101-review, then so101-report.
+The checkpoint is checked against the rig before any weights load; the loop never waits on inference
+(engine `async`); the safety layer is always on. Rollouts are recorded with the demonstrations'
+features, inference facts beside them. Keys: →/n end the episode, q stop and save, e e-stop; with
+--correction.enabled=true, c or Tab takes over with the leaders (driven to the followers at the ramp
+speed, then released; the person's frames carry LeRobot's `intervention` feature) and hands back.
+Signals stop as so101-record does. At the end it prints what to run next: the judge, review and report.
 """
 
 import sys
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,14 +28,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from policies.checkpoint_units import degrees_or_refuse
+from policies.correction import CorrectionConfig
+from policies.deploy_run import POLICY_FAILED, PolicyPlan, policy_source, report, rollout_source, status_text
 from policies.engines.config import EngineConfig, EngineKind
-from policies.engines.factory import make_engine
 from policies.engines.remote import RemoteEngineConfig
 from policies.errors import InferenceError, PolicyError
-from policies.rollout import RolloutSource
 from policies.runner import CheckedPolicy, PolicyOptions, PolicyRunner
-from policies.source import PolicySource, policy_input
-from robot.cameras.shape import camera_shapes
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.errors import ConfigError
@@ -47,10 +43,11 @@ from robot.signals import StopSignals
 from teleop.dataset_options import DatasetConfig, NoDataset, close_dataset, dataset_writer, upload_if_asked
 from teleop.gesture import GestureConfig
 from teleop.keys import KeyReader
+from teleop.live_scoring import LiveScoreConfig, LiveScorer
 from teleop.quality import GateAction, QualityGates
-from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
-from teleop.run_report import card_table, describe_open, describe_saves, rollout_next_steps
-from teleop.session import RecordingSession, SessionConfig
+from teleop.recording_run import RecordingRun, RunPlan
+from teleop.run_report import describe_open
+from teleop.session import SessionConfig
 
 
 @dataclass(frozen=True)
@@ -68,6 +65,10 @@ class DeployConfig:
     fps: int | None = None
     # Record the rollouts into the evaluation dataset (off: run only)
     record: bool = True
+    # Take over a rollout with the leader arms, correct it, hand it back (--correction.enabled=true)
+    correction: CorrectionConfig = field(default_factory=CorrectionConfig)
+    # Score each rollout with keys when it ends (--live_scores.enabled=true --live_scores.operator=ana)
+    live_scores: LiveScoreConfig = field(default_factory=LiveScoreConfig)
 
     def __post_init__(self) -> None:
         remote = self.engine.kind is EngineKind.REMOTE
@@ -75,6 +76,8 @@ class DeployConfig:
             raise ConfigError("engine.kind=remote needs --remote.host, --remote.checkpoint and --remote.policy_type")
         if not remote and not self.policy.path:
             raise ConfigError("policy.path is empty: pass a checkpoint folder, e.g. --policy.path=outputs/.../last")
+        if self.live_scores.enabled and not self.record:
+            raise ConfigError("--live_scores.enabled=true scores recorded rollouts: drop --record=false")
         if self.record and not self.rig.cameras:
             raise ConfigError("the rig file has no cameras: an evaluation dataset needs the demonstrations' cameras")
 
@@ -86,8 +89,11 @@ def check_checkpoint(config: DeployConfig, console: Console) -> CheckedPolicy | 
     from policies.contract import RigSpec
 
     checked = PolicyRunner(config.policy).check(RigSpec.from_rig_config(config.rig))
-    console.print(f"checkpoint {config.policy.path}: {checked.describe()} — fits the rig")
     units = degrees_or_refuse(checked.checkpoint, config.policy.units)
+    if config.policy.blind_label is not None:  # nothing on screen says which policy runs
+        console.print(f"policy {config.policy.blind_label} fits the rig", markup=False)
+        return checked
+    console.print(f"checkpoint {config.policy.path}: {checked.describe()} — fits the rig")
     console.print(f"joint units: {units.describe('--policy.units')}", markup=False)
     for note in checked.contract.notes:
         console.print(f"  note: {note}")
@@ -124,7 +130,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     writer: Any = NoDataset()
     opened = None
     if config.record:
-        writer = dataset_writer(config.dataset, config.rig)
+        writer = dataset_writer(config.dataset, config.rig, intervention=config.correction.enabled)
         # Before the weights load: the writer process forks while no thread runs yet (see DatasetWriter).
         opened = writer.open()
         console.print(describe_open(config.dataset.repo_id, opened))
@@ -134,59 +140,33 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
             rig_ports(config.rig) as found,
             stops.rig(BimanualRig(config.rig, found.ports)) as rig,
             KeyReader() as keys,
-            closing(_policy_source(config, predictor, rig, console)) as policy,
+            closing(policy_source(_policy_plan(config), predictor, rig, console)) as policy,
         ):
             plan = RunPlan(
                 QualityGates(on_fail=GateAction.KEEP),  # a rollout is evidence about the policy: only marked
                 GestureConfig(enabled=False),
                 noun="rollout",
                 failures={InferenceError: POLICY_FAILED},
-                status_extra=policy.status_text,
+                status_extra=lambda: status_text(policy, run.source),
+                scorer=LiveScorer(config.live_scores, config.dataset.folder(), on_event=_say(console)),
             )
-            rollout_for = partial(_rollout, policy, rig)
-            outcome = RecordingRun(rig, writer, config.session, plan, rollout_for, console, keys).run(stops)
+            rollout_for = partial(rollout_source, policy, rig, config.correction, console)
+            run = RecordingRun(rig, writer, config.session, plan, rollout_for, console, keys)
+            outcome = run.run(stops)
     finally:
         removed = opened is not None and close_dataset(writer, opened, stops)  # a new dataset left empty: gone
-    _report(config, outcome, policy, writer, console, removed)
+    report(outcome, policy, writer, console, record=config.record, folder=config.dataset.folder(), removed=removed)
     if config.record and upload_if_asked(config.dataset, stops, removed):
         console.print(f"uploaded to the hub as {config.dataset.repo_id}", markup=False)
     return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
 
 
-POLICY_FAILED = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
+def _say(console: Console) -> Callable[[str], None]:
+    return lambda text: console.print(text, markup=False, highlight=False)
 
 
-def _policy_source(config: DeployConfig, predictor: Any, rig: BimanualRig, console: Console) -> PolicySource:
-    """The engine for the checkpoint (or the remote server), as the source that asks it every tick."""
-    warmup = policy_input(rig.observe(), config.session.task) if config.engine.kind is EngineKind.ENSEMBLE else None
-    cameras = camera_shapes(config.rig.cameras)
-    choice = make_engine(config.engine, predictor, fps=config.rig.fps, warmup=warmup, remote=config.remote,
-                         cameras=cameras)  # fmt: skip
-    if choice.notice:
-        console.print(f"[yellow]{choice.notice}")
-    console.print(f"engine: {choice.kind}")
-    # Taking charge, resuming after starving and handing back to a hold ramp (the rig's transitions).
-    return PolicySource(choice.engine, task=config.session.task, on_transition=rig.begin_transition)
-
-
-def _rollout(policy: PolicySource, rig: BimanualRig, session: RecordingSession) -> RolloutSource:
-    """The policy in charge while the session records an episode (or is about to), the arms held between."""
-    return RolloutSource(policy, in_charge=session.in_progress, on_transition=rig.begin_transition)
-
-
-def _report(
-    config: DeployConfig, outcome: RunOutcome, policy: PolicySource, writer: Any, console: Console, removed: bool
-) -> None:
-    console.print(card_table(outcome.session.cards))
-    console.print(f"stopped by {outcome.reason}; {policy.stats().chunks} chunks; {policy.status_text()}")
-    if config.record:
-        folder = config.dataset.folder()
-        for line in describe_saves(outcome.session, writer.report.episodes, folder, noun="rollout"):
-            console.print(line, markup=False)  # error texts may hold brackets
-        if removed:
-            console.print(f"no rollout was saved: the new dataset at {folder} was removed", markup=False)
-        else:
-            console.print(rollout_next_steps(folder), markup=False, highlight=False, soft_wrap=True)
+def _policy_plan(config: DeployConfig) -> PolicyPlan:
+    return PolicyPlan(config.rig, config.engine, config.remote, config.session.task)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ def differences(spec: WriterSpec, info: dict) -> list[str]:
     if info.get("robot_type") != spec.robot_type:
         found.append(f"robot type: the dataset has {info.get('robot_type')!r}, this run is {spec.robot_type!r}")
     theirs = info.get("features", {})
-    ours = {**dataset_features(spec.cameras), **DEFAULT_FEATURES}
+    ours = {**dataset_features(spec.cameras, intervention=spec.intervention), **DEFAULT_FEATURES}
     for key in ours.keys() - theirs.keys():
         found.append(f"{_name(key)}: not in the dataset, but this run records it")
     for key in theirs.keys() - ours.keys():

@@ -37,7 +37,7 @@ from teleop.dataset.errors import (
     classify,
 )
 from teleop.dataset.faults import fault_point
-from teleop.dataset.features import camera_key, check_frame
+from teleop.dataset.features import INTERVENTION_FACT, camera_key, check_frame
 from teleop.dataset.journal import (
     JournalEntry,
     begin_commit,
@@ -180,7 +180,8 @@ class DurableDataset:
         episode = self._require_episode("add_frame")
         check_frame(self.spec.cameras, state, action, images)
         try:
-            adapter.add_frame(self._lerobot, state, action, dict(images), episode.task)
+            intervention = bool(timing.get(INTERVENTION_FACT, 0.0)) if self.spec.intervention else None
+            adapter.add_frame(self._lerobot, state, action, dict(images), episode.task, intervention)
         except Exception as error:
             self.discard_episode()
             raise classify(error, self.spec.root, f"recording episode {episode.index}") from error

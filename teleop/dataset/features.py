@@ -3,6 +3,8 @@
     observation.state              float32 (12,)  names left_shoulder_pan.pos ... right_gripper.pos
     action                         float32 (12,)  same names: the goal the followers were sent
     observation.images.<camera>    video (h, w, 3) names [height, width, channels], one per camera
+    intervention                   bool (1,)      only in datasets of rollouts with corrections: True on
+                                                  the frames a person drove (LeRobot's DAgger feature)
 
 This is exactly what LeRobot 0.6.1 derives for a `bi_so_follower` with those cameras
 (`hw_to_dataset_features` through `aggregate_pipeline_dataset_features`, as `lerobot-record` does),
@@ -23,6 +25,12 @@ STATE_KEY = "observation.state"
 ACTION_KEY = "action"
 IMAGE_PREFIX = "observation.images."
 ROBOT_TYPE = "bi_so_follower"
+# LeRobot 0.6.1's rollout strategies tag a person's correction frames with this feature (same name,
+# dtype and shape), so `lerobot-train` and a dataset filter treat our corrections as theirs.
+INTERVENTION_KEY = "intervention"
+INTERVENTION_FEATURE = {"dtype": "bool", "shape": (1,), "names": None}
+# The per-frame fact (in the timing handed to the writer) whose value becomes the feature.
+INTERVENTION_FACT = "control.intervention"
 
 # Codec names as they appear in info.json ("video.codec") for each encoder we allow.
 CODEC_NAMES: dict[str, str] = {"libsvtav1": "av1", "libaom-av1": "av1", "h264": "h264", "libx264": "h264"}
@@ -33,10 +41,11 @@ def camera_key(name: str) -> str:
     return f"{IMAGE_PREFIX}{name}"
 
 
-def dataset_features(cameras: Sequence[CameraShape]) -> dict:
+def dataset_features(cameras: Sequence[CameraShape], *, intervention: bool = False) -> dict:
     """LeRobot features for a bimanual SO-101 rig with these cameras (name, height, width).
 
     Camera features come in the order given; the product uses left_wrist, right_wrist, overhead.
+    `intervention`: the rollouts may be corrected by a person, and each frame says whether it was.
     """
     joints = {"dtype": "float32", "shape": (len(BIMANUAL_KEYS),), "names": list(BIMANUAL_KEYS)}
     features: dict = {ACTION_KEY: dict(joints, names=list(BIMANUAL_KEYS)), STATE_KEY: joints}
@@ -47,6 +56,8 @@ def dataset_features(cameras: Sequence[CameraShape]) -> dict:
             "names": ["height", "width", "channels"],
             "info": {"is_depth_map": False},
         }
+    if intervention:
+        features[INTERVENTION_KEY] = dict(INTERVENTION_FEATURE)
     return features
 
 

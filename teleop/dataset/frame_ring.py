@@ -31,7 +31,7 @@ from teleop.dataset.features import CameraShape
 logger = logging.getLogger(__name__)
 
 _JOINTS = len(BIMANUAL_KEYS)
-_HEADER_BYTES = 4096  # state + action + timing length + timing JSON
+_HEADER_BYTES = 8192  # state + action + timing length + timing JSON (a corrected rollout keeps ~80 facts)
 _TIMING_OFFSET = 2 * 4 * _JOINTS + 4
 _TIMING_MAX = _HEADER_BYTES - _TIMING_OFFSET
 _ALIGN = 64

@@ -26,7 +26,7 @@ from lerobot.datasets.video_utils import StreamingVideoEncoder
 
 from teleop.dataset.errors import EncoderError
 from teleop.dataset.faults import fault_point
-from teleop.dataset.features import ACTION_KEY, STATE_KEY, camera_key, dataset_features
+from teleop.dataset.features import ACTION_KEY, INTERVENTION_KEY, STATE_KEY, camera_key, dataset_features
 from teleop.dataset.spec import WriterSpec
 
 logger = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def create_empty(root: Path, spec: WriterSpec) -> None:
     dataset = LeRobotDataset.create(
         spec.repo_id,
         spec.fps,
-        dataset_features(spec.cameras),
+        dataset_features(spec.cameras, intervention=spec.intervention),
         root=root,
         robot_type=spec.robot_type,
         use_videos=True,
@@ -126,10 +126,20 @@ def open_for_append(spec: WriterSpec) -> LeRobotDataset:
 
 
 def add_frame(
-    dataset: LeRobotDataset, state: np.ndarray, action: np.ndarray, images: dict[str, np.ndarray], task: str
+    dataset: LeRobotDataset,
+    state: np.ndarray,
+    action: np.ndarray,
+    images: dict[str, np.ndarray],
+    task: str,
+    intervention: bool | None = None,
 ) -> None:
-    """Hand one frame to LeRobot (it copies state and action; the encoder copies images)."""
+    """Hand one frame to LeRobot (it copies state and action; the encoder copies images).
+
+    `intervention`: the frame's value of the `intervention` feature, for datasets that have it.
+    """
     frame = {STATE_KEY: state.copy(), ACTION_KEY: action.copy(), "task": task}
+    if intervention is not None:
+        frame[INTERVENTION_KEY] = np.array([intervention], dtype=bool)
     for name, image in images.items():
         frame[camera_key(name)] = image
     dataset.add_frame(frame)

@@ -27,6 +27,9 @@ class WriterSpec:
     # not saved; the next open rolls it back), s. The session's final wait is derived from it.
     save_timeout_s: float = 120.0
     lock_timeout_s: float = 10.0  # how long open waits for another writer to release the dataset, s
+    # Record LeRobot's `intervention` feature: each frame's `control.intervention` fact (a rollout a person
+    # may correct). A dataset recorded with it is resumed only with it, and the other way round.
+    intervention: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root))

@@ -79,7 +79,7 @@ def test_driven_leaders_ramp_to_the_target_then_release(live_model, rig_setup):
 def test_an_estop_while_driving_stops_the_leaders_where_they_are(live_model, rig_setup):
     with rig_setup() as rig:
         target = far_target(rig)
-        seen, arrived = drive(rig, live_model, target, ticks=15)  # half a second: on the way
+        _, arrived = drive(rig, live_model, target, ticks=15)  # half a second: on the way
         assert not arrived
         rig.freeze("e-stop")
         frozen = [goals(live_model, arm) for arm in LEADERS]

@@ -1,0 +1,93 @@
+"""The parts of one so101-deploy run: the policy as a source, the rollout (corrected or not), the report.
+
+policy_source(...)   the engine for the checkpoint (or the remote server), asked every tick
+rollout_source(...)  the policy in charge while an episode records; with --correction.enabled=true
+                     wrapped so the person can take over with the leaders (policies/correction.py)
+report(...)          the quality cards, the saves and the next steps, once the run has ended
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+
+from policies.correction import CorrectionConfig, CorrectionSource
+from policies.engines.config import EngineConfig, EngineKind
+from policies.engines.factory import make_engine
+from policies.engines.remote import RemoteEngineConfig
+from policies.rollout import RolloutSource
+from policies.source import PolicySource, policy_input
+from robot.cameras.shape import camera_shapes
+from robot.config import RigConfig
+from robot.rig import BimanualRig
+from teleop.recording_run import RecordedSource, RunOutcome
+from teleop.run_report import card_table, describe_saves, rollout_next_steps
+from teleop.session import RecordingSession
+
+POLICY_FAILED = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
+
+
+@dataclass(frozen=True)
+class PolicyPlan:
+    """What builds the policy's source: the rig, the engine and the task."""
+
+    rig: RigConfig
+    engine: EngineConfig
+    remote: RemoteEngineConfig | None
+    task: str
+
+
+def policy_source(plan: PolicyPlan, predictor: Any, rig: BimanualRig, console: Console) -> PolicySource:
+    """The engine for the checkpoint (or the remote server), as the source that asks it every tick."""
+    warmup = policy_input(rig.observe(), plan.task) if plan.engine.kind is EngineKind.ENSEMBLE else None
+    cameras = camera_shapes(plan.rig.cameras)
+    choice = make_engine(plan.engine, predictor, fps=plan.rig.fps, warmup=warmup, remote=plan.remote,
+                         cameras=cameras)  # fmt: skip
+    if choice.notice:
+        console.print(f"[yellow]{choice.notice}")
+    console.print(f"engine: {choice.kind}")
+    # Taking charge, resuming after starving and handing back to a hold ramp (the rig's transitions).
+    return PolicySource(choice.engine, task=plan.task, on_transition=rig.begin_transition)
+
+
+def rollout_source(
+    policy: PolicySource, rig: BimanualRig, correction: CorrectionConfig, console: Console, session: RecordingSession
+) -> RecordedSource:
+    """The policy in charge while the session records an episode (or is about to), the arms held between.
+
+    With corrections on, the person can take over with the leaders and hand back.
+    """
+    rollout = RolloutSource(policy, in_charge=session.in_progress, on_transition=rig.begin_transition)
+    if not correction.enabled:
+        return rollout
+    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 (numbers stay plain)
+    return CorrectionSource(rollout, rig, correction, on_event=say)
+
+
+def status_text(policy: PolicySource, source: RecordedSource) -> str:
+    """The policy's inference figures, and who has the arms when a person may take over."""
+    text = policy.status_text()
+    return f"{source.status_text()}  {text}" if isinstance(source, CorrectionSource) else text
+
+
+def report(
+    outcome: RunOutcome,
+    policy: PolicySource,
+    writer: Any,
+    console: Console,
+    *,
+    record: bool,
+    folder: Any,
+    removed: bool,
+) -> None:
+    """The quality cards, why the run stopped, each rollout's save, and the next steps."""
+    console.print(card_table(outcome.session.cards))
+    console.print(f"stopped by {outcome.reason}; {policy.stats().chunks} chunks; {policy.status_text()}")
+    if not record:
+        return
+    for line in describe_saves(outcome.session, writer.report.episodes, folder, noun="rollout"):
+        console.print(line, markup=False)  # error texts may hold brackets
+    if removed:
+        console.print(f"no rollout was saved: the new dataset at {folder} was removed", markup=False)
+    else:
+        console.print(rollout_next_steps(folder), markup=False, highlight=False, soft_wrap=True)
