@@ -21,6 +21,9 @@ Examples:
     # Policies given in full in a YAML file (policies: [{name, dataset_root, store_path, tag}, ...]):
     so101-report --config_path=report.yaml
 
+    # A blind so101-campaign: which checkpoint each label was, and the difference in mean live-scored total:
+    so101-report --campaign.root=outputs/campaigns/fold
+
 Exit codes: 0 written, 2 configuration or input error (the message says what to pass), 130 interrupted.
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
@@ -37,6 +41,7 @@ from rich.table import Table
 
 from evaluation.commands.options import parse_options, root_cause
 from evaluation.errors import EvaluationError
+from evaluation.report.campaign import CampaignReveal, campaign_root, reveal_campaign, write_reveal
 from evaluation.report.config import ReportCommandConfig
 from evaluation.report.load import load_policy
 from evaluation.report.model import Report, build_report
@@ -70,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(config: ReportCommandConfig) -> int:
     specs = config.all_policies()
+    if (root := campaign_root(config.campaign.root, config.datasets)) is not None:
+        labels = [s.label() for s in specs] or [f"campaign_{root.resolve().name}"]
+        _print_reveal(reveal_campaign(root), config.resolved_output_dir(labels))
+        if not specs:
+            return EXIT_OK
     out_dir = config.resolved_output_dir([s.label() for s in specs])
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
@@ -92,6 +102,12 @@ def _run(config: ReportCommandConfig) -> int:
         progress.advance(task)
     _print_summary(report, files)
     return EXIT_OK
+
+
+def _print_reveal(reveal: CampaignReveal, out_dir: Path) -> None:
+    for line in reveal.lines():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    console.print(f"reveal: {write_reveal(reveal, out_dir)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_summary(report: Report, files: ReportFiles) -> None:

@@ -77,6 +77,13 @@ class StatsConfig:
 
 
 @dataclass(frozen=True)
+class CampaignReportOptions:
+    """A blind so101-campaign to reveal (evaluation/report/campaign.py)."""
+
+    root: Path | None = None  # a so101-campaign folder: reveal which checkpoint each label was, with the difference
+
+
+@dataclass(frozen=True)
 class ReportCommandConfig:
     """so101-report: compare policies from their judged episodes (statistics, plots, HTML, Markdown, JSON)."""
 
@@ -89,6 +96,8 @@ class ReportCommandConfig:
     output_dir: Path | None = None  # folder for report.html/.md/.json and plots/; None: outputs/reports/<names>
     title: str = "Policy comparison"  # heading of the report
     stats: StatsConfig = field(default_factory=StatsConfig)
+    # A blind so101-campaign to reveal (its labels' checkpoints and the difference); alone, or beside --datasets
+    campaign: CampaignReportOptions = field(default_factory=CampaignReportOptions)
 
     def __post_init__(self) -> None:
         """Validate the fields that span sections."""
@@ -104,10 +113,11 @@ class ReportCommandConfig:
                 f"--names has {len(self.names)} entries for {len(self.shorthand_policies())} policies "
                 f"from --datasets/--tags"
             )
-        if not self.datasets and not self.tags and not self.policies:
+        if not self.datasets and not self.tags and not self.policies and self.campaign.root is None:
             raise ConfigError(
                 "no policy given: pass --datasets=[<dataset folder>,...] (store beside each), "
-                "--tags=[<tag>,...] --store_path=<file.sqlite>, or policies: in a --config_path file"
+                "--tags=[<tag>,...] --store_path=<file.sqlite>, policies: in a --config_path file, "
+                "or --campaign.root=<so101-campaign folder>"
             )
 
     def shorthand_policies(self) -> list[PolicySpec]:

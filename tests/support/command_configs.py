@@ -18,6 +18,7 @@ _NAMED = {
     "so101-judge": "JudgeCommandConfig",
     "so101-review": "ReviewCommandConfig",
     "so101-report": "ReportCommandConfig",
+    "so101-campaign": "CampaignCommandConfig",
     "so101-demo": "DemoConfig",
     "so101-policy-server": "PolicyServerConfig",
     "so101-edit": "EditConfig",
