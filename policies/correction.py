@@ -126,7 +126,12 @@ class CorrectionSource:
 
     @property
     def engaged(self) -> bool:
-        """The policy drove this episode's first frame; after that every phase records."""
+        """Full attempts: the policy drove the episode's first frame, and every phase after records.
+
+        Corrections only: the person has the arms (each correction is one episode).
+        """
+        if self.config.record is CorrectionRecording.CORRECTIONS_ONLY:
+            return self.control is Control.PERSON
         return self._in_episode or self.rollout.engaged
 
     def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
@@ -134,6 +139,8 @@ class CorrectionSource:
         now = tick.start_s
         running = self.rollout.in_charge(now)
         if not running:
+            if self._requested:
+                self.on_event("nothing to take over: no rollout is running (the arms hold between episodes)")
             self._requested = False
             if self.control is not Control.POLICY:
                 self._end_correction(now)
@@ -182,7 +189,7 @@ class CorrectionSource:
         """Who has the arms, for the status line."""
         match self.control:
             case Control.POLICY:
-                return "policy: c/Tab take over"
+                return "policy drives: c/Tab take over" if self.rollout.engaged else "arms held"
             case Control.HANDOVER:
                 return "HANDOVER: leaders moving to the followers"
             case Control.PERSON:
@@ -193,10 +200,12 @@ class CorrectionSource:
     def _switch(self, observation: Observation, now: float) -> None:
         if self.control is Control.POLICY:
             if not self.rollout.engaged:
-                return  # the policy has not acted yet: nothing to take over from
+                self.on_event("nothing to take over yet: the policy has not acted (its first chunk is coming)")
+                return
             self._take_over(observation, now)
         else:
             self._end_correction(now)  # the rollout starts the policy again from this tick's observation
+            self.rollout.pause(self._last_sent())  # until then (a reset between episodes too) the arms hold here
             self.rig.begin_transition("the person hands back: hold until the policy acts")
             self.on_event("the policy has the arms again")
 

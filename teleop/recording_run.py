@@ -72,6 +72,8 @@ class RunPlan:
     status_extra: Callable[[], str] | None = None
     # Live scores typed when a rollout ends (so101-deploy --live_scores.enabled=true)
     scorer: LiveScorer | None = None
+    # An episode ends when the source stops being engaged (each correction one episode)
+    end_when_disengaged: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ class RecordingRun:
             rig, writer, session_config, plan.gates, GestureDetector(plan.gesture), keys=keys.poll,
             engaged=self._engaged, on_card=lambda card: console.print(card_table([card])), on_event=console.print,
             stop_loop=stop.set, step_facts=self._step_facts, on_key=self._on_key, episode_notes=self._episode_notes,
-            scorer=plan.scorer,
+            scorer=plan.scorer, end_when_disengaged=plan.end_when_disengaged,
         )  # fmt: skip
         self.source = source_for(self.session)
         self.status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")

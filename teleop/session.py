@@ -114,6 +114,7 @@ class RecordingSession:
         on_key: Callable[[Key], None] = lambda key: None,
         episode_notes: Callable[[], Mapping[str, object]] = dict,
         scorer: LiveScorer | None = None,
+        end_when_disengaged: bool = False,
     ) -> None:
         self.rig = rig
         self.writer = writer
@@ -131,6 +132,8 @@ class RecordingSession:
         self.episode_notes = episode_notes  # more facts for an episode's quality card (its handovers)
         self.scorer = scorer  # live scores typed when a rollout ends: the next episode waits for them
         self._finish_when_scored = False
+        # An episode is exactly the time the source is engaged (a correction, in corrections-only mode)
+        self.end_when_disengaged = end_when_disengaged
         self.phase = Phase.READY
         self.paused = False
         self.recorded = 0  # episodes of this run that are durable on disk (their save returned)
@@ -165,6 +168,8 @@ class RecordingSession:
         if self.phase is Phase.RECORDING:
             if squeezed:
                 self._end_episode(now, keep=True)
+            elif self.end_when_disengaged and not self.engaged():
+                self._end_episode(now, keep=True)  # a correction handed back: it was one episode
             elif not self.paused and self.engaged():
                 self._record(step)
                 if self._recorder is not None and len(self._recorder.log.starts_s) >= self._episode_frames:

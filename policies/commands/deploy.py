@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from policies.checkpoint_units import degrees_or_refuse
-from policies.correction import CorrectionConfig
+from policies.correction import CorrectionConfig, CorrectionRecording
 from policies.deploy_run import POLICY_FAILED, PolicyPlan, policy_source, report, rollout_source, status_text
 from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.remote import RemoteEngineConfig
@@ -149,6 +149,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 failures={InferenceError: POLICY_FAILED},
                 status_extra=lambda: status_text(policy, run.source),
                 scorer=LiveScorer(config.live_scores, config.dataset.folder(), on_event=_say(console)),
+                end_when_disengaged=config.correction.record is CorrectionRecording.CORRECTIONS_ONLY,
             )
             rollout_for = partial(rollout_source, policy, rig, config.correction, console)
             run = RecordingRun(rig, writer, config.session, plan, rollout_for, console, keys)

@@ -1,5 +1,7 @@
 """so101-deploy --correction.enabled=true on the virtual rig: take over twice in one rollout, correct, hand back.
 
+(And with --correction.record=corrections_only: each of two corrections is one episode, nothing else.)
+
 The tiny ACT drives; the test types c on the command's terminal as a person would; once the command
 says "you have the arms", the scripted operator makes a 3 s correction on both leaders; c again
 hands back. Then:
@@ -14,6 +16,7 @@ hands back. Then:
 
 import itertools
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -146,3 +149,37 @@ def check_dataset(root: Path) -> None:
         # What the leaders' motors were sent, in whole encoder steps: one step of rounding (a gripper's in %).
         assert entry["largest_leader_step_deg"] <= RAMP_DEG + GRIPPER_COUNT_PERCENT, entry
         assert not entry["timed_out"], entry
+
+
+def driving_after_save(text: str) -> bool:
+    """Since the last hand back: the correction's save began, and then the policy drove again."""
+    saving = text.find("saving", text.rfind("the policy has the arms again"))
+    return saving >= 0 and text.find("policy drives", saving) >= 0
+
+
+def test_corrections_only_records_each_correction_as_one_episode(tmp_path: Path, tiny_act_dir: Path):
+    args = [*deploy_args(tmp_path, tiny_act_dir), "--correction.record=corrections_only", "--session.num_episodes=2",
+            "--session.episode_s=30", "--session.reset_s=0"]  # fmt: skip
+    with (
+        sim_client(rig_file(tmp_path)) as client,
+        ForegroundJob("so101-deploy", *args, terminal=True) as job,
+    ):
+        job.wait_until(
+            lambda: "inference p50/p95" in plain(job.text) and "starved" in plain(job.text), 180, "a rollout"
+        )
+        time.sleep(1.0)  # the policy drives; nothing is recorded yet
+        assert "REC" not in plain(job.text), "corrections-only recorded a frame the policy drove"
+        correct_once(job, client, 1)
+        # Saved, then the policy drives again (a take-over key before that is refused, and said so).
+        job.wait_until(lambda: driving_after_save(plain(job.text)), 60, "the policy driving after the first save")
+        correct_once(job, client, 2)
+        code = job.finish()
+        assert code == 0, plain(job.text)[-3000:]
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    dataset = LeRobotDataset(REPO, root=tmp_path / "eval", video_backend="pyav")
+    assert dataset.meta.total_episodes == 2
+    assert np.array(dataset.hf_dataset["intervention"]).astype(bool).all(), "a frame the person did not drive"
+    for episode in range(2):
+        frames = dataset.meta.episodes[episode]["length"]
+        assert 2.5 * 30 <= frames <= 8 * 30, f"episode {episode}: {frames} frames for a ~3 s correction"
