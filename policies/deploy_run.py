@@ -6,7 +6,8 @@ rollout_source(...)  the policy in charge while an episode records; with --corre
 report(...)          the quality cards, the saves and the next steps, once the run has ended
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from rich.console import Console
@@ -22,8 +23,26 @@ from robot.config import RigConfig
 from robot.rig import BimanualRig
 from teleop.recording_run import RecordedSource, RunOutcome
 from teleop.run_report import card_table, describe_saves, rollout_next_steps
-from teleop.session import RecordingSession
+from teleop.session import RecordingSession, SessionConfig
 
+
+class RolloutMode(StrEnum):
+    """How rollouts are cut into episodes (LeRobot's rollout strategies of the same names)."""
+
+    EPISODES = "episodes"  # --session.num_episodes rollouts, the arms held for --session.reset_s between them
+    # The policy never stops (until q or a signal); it is recorded in back-to-back episodes of
+    # --session.episode_s each, so a crash loses at most the one in progress (long unattended runs)
+    SENTRY = "sentry"
+
+
+def session_for(mode: RolloutMode, session: SessionConfig) -> SessionConfig:
+    """The session a mode runs: sentry rotates episodes with no reset, until stopped."""
+    if mode is RolloutMode.SENTRY:
+        return replace(session, num_episodes=SENTRY_EPISODES, reset_s=0.0)
+    return session
+
+
+SENTRY_EPISODES = 1_000_000  # "until stopped": a sentry run ends by q or a signal
 POLICY_FAILED = "the policy failed: {error} (nothing of it was sent; the episode was discarded)"
 
 
@@ -51,17 +70,28 @@ def policy_source(plan: PolicyPlan, predictor: Any, rig: BimanualRig, console: C
 
 
 def rollout_source(
-    policy: PolicySource, rig: BimanualRig, correction: CorrectionConfig, console: Console, session: RecordingSession
+    policy: PolicySource,
+    rig: BimanualRig,
+    correction: CorrectionConfig,
+    console: Console,
+    mode: RolloutMode,
+    session: RecordingSession,
 ) -> RecordedSource:
     """The policy in charge while the session records an episode (or is about to), the arms held between.
 
-    With corrections on, the person can take over with the leaders and hand back.
+    In sentry mode the policy is always in charge (episodes rotate under it). With corrections on,
+    the person can take over with the leaders and hand back.
     """
-    rollout = RolloutSource(policy, in_charge=session.in_progress, on_transition=rig.begin_transition)
+    in_charge = _always if mode is RolloutMode.SENTRY else session.in_progress
+    rollout = RolloutSource(policy, in_charge=in_charge, on_transition=rig.begin_transition)
     if not correction.enabled:
         return rollout
     say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 (numbers stay plain)
     return CorrectionSource(rollout, rig, correction, on_event=say)
+
+
+def _always(now_s: float) -> bool:
+    return True
 
 
 def status_text(policy: PolicySource, source: RecordedSource) -> str:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.support.commands import run, script
+from tests.support.processes import describe, processes_mentioning, wait_for
 from tests.support.record_runs import REPO, load, record_args, rig_file, saved_episodes
 from tests.support.tiny_training import train_tiny_act
 
@@ -84,44 +85,6 @@ def _keys() -> list[str]:
     from robot.joints import BIMANUAL_KEYS
 
     return list(BIMANUAL_KEYS)
-
-
-def wait_for(predicate, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def processes_mentioning(text: str) -> list[int]:
-    """Live processes whose command line contains `text`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if text.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def describe(pids: list[int]) -> list[str]:
-    """Each process's state, what it waits in, and its command line (for a failure message)."""
-    out = []
-    for pid in pids:
-        try:
-            proc = Path(f"/proc/{pid}")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            wchan = (proc / "wchan").read_text()
-            threads = len(list((proc / "task").iterdir()))
-            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:160]
-            out.append(f"pid {pid} state {state} wchan {wchan} threads {threads}: {command}")
-        except OSError:
-            continue
-    return out
 
 
 def test_a_60_hz_rig_records_a_60_fps_dataset(tmp_path):

@@ -8,6 +8,7 @@ r"""so101-deploy: run an ACT or SmolVLA checkpoint on the arms at 30 FPS and rec
     so101-deploy --engine.kind=remote --remote.host=gpu-box --remote.policy_type=smolvla \\
         --remote.checkpoint=/data/smolvla_fold --remote.policy_device=cuda       # policy on another machine
     so101-deploy --policy.path=... --correction.enabled=true     # c or Tab: take over with the leaders, hand back
+    so101-deploy --policy.path=... --mode=sentry --session.episode_s=60   # unattended: until q, a file a minute
 
 The checkpoint is checked against the rig before any weights load; the loop never waits on inference
 (engine `async`); the safety layer is always on. Rollouts are recorded with the demonstrations'
@@ -29,7 +30,16 @@ from rich.markup import escape
 
 from policies.checkpoint_units import degrees_or_refuse
 from policies.correction import CorrectionConfig, CorrectionRecording
-from policies.deploy_run import POLICY_FAILED, PolicyPlan, policy_source, report, rollout_source, status_text
+from policies.deploy_run import (
+    POLICY_FAILED,
+    PolicyPlan,
+    RolloutMode,
+    policy_source,
+    report,
+    rollout_source,
+    session_for,
+    status_text,
+)
 from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.remote import RemoteEngineConfig
 from policies.errors import InferenceError, PolicyError
@@ -67,6 +77,9 @@ class DeployConfig:
     record: bool = True
     # Take over a rollout with the leader arms, correct it, hand it back (--correction.enabled=true)
     correction: CorrectionConfig = field(default_factory=CorrectionConfig)
+    # episodes: --session.num_episodes rollouts with resets; sentry: the policy runs until q or a signal,
+    # recorded in back-to-back episodes of --session.episode_s (a crash loses only the one in progress)
+    mode: RolloutMode = RolloutMode.EPISODES
     # Score each rollout with keys when it ends (--live_scores.enabled=true --live_scores.operator=ana)
     live_scores: LiveScoreConfig = field(default_factory=LiveScoreConfig)
 
@@ -76,6 +89,8 @@ class DeployConfig:
             raise ConfigError("engine.kind=remote needs --remote.host, --remote.checkpoint and --remote.policy_type")
         if not remote and not self.policy.path:
             raise ConfigError("policy.path is empty: pass a checkpoint folder, e.g. --policy.path=outputs/.../last")
+        if self.live_scores.enabled and self.mode is RolloutMode.SENTRY:
+            raise ConfigError("--mode=sentry runs unattended: score its rollouts in so101-review, not with keys")
         if self.live_scores.enabled and not self.record:
             raise ConfigError("--live_scores.enabled=true scores recorded rollouts: drop --record=false")
         if self.record and not self.rig.cameras:
@@ -151,8 +166,8 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 scorer=LiveScorer(config.live_scores, config.dataset.folder(), on_event=_say(console)),
                 end_when_disengaged=config.correction.record is CorrectionRecording.CORRECTIONS_ONLY,
             )
-            rollout_for = partial(rollout_source, policy, rig, config.correction, console)
-            run = RecordingRun(rig, writer, config.session, plan, rollout_for, console, keys)
+            rollout_for = partial(rollout_source, policy, rig, config.correction, console, config.mode)
+            run = RecordingRun(rig, writer, session_for(config.mode, config.session), plan, rollout_for, console, keys)
             outcome = run.run(stops)
     finally:
         removed = opened is not None and close_dataset(writer, opened, stops)  # a new dataset left empty: gone

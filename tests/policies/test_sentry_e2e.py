@@ -1,0 +1,61 @@
+"""so101-deploy --mode=sentry: the policy runs on, recorded in back-to-back episodes; kill -9 loses one at most.
+
+The tiny ACT runs with 1.5 s episodes and no reset. Once three are saved (each a quality card beside
+the dataset), the command is killed with SIGKILL mid-episode. Its child processes go with it, and a
+resumed run opens the dataset (repairing a save the kill interrupted) and adds one more: every episode
+saved before the kill is there, whole, and at most the one in progress was lost.
+"""
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.commands import run, script
+from tests.support.processes import describe, processes_mentioning, wait_for
+from tests.support.record_runs import rig_file, saved_episodes
+
+pytestmark = pytest.mark.slow
+REPO = "test/sentry"
+EPISODE_S = 1.5
+
+
+def args(tmp_path: Path, checkpoint: Path, *extra: str) -> list[str]:
+    return [
+        f"--config_path={rig_file(tmp_path)}", f"--policy.path={checkpoint}", "--policy.device=cpu",
+        f"--dataset.repo_id={REPO}", f"--dataset.root={tmp_path / 'eval'}", "--dataset.vcodec=h264",
+        f"--session.episode_s={EPISODE_S}", *extra,
+    ]  # fmt: skip
+
+
+def test_sentry_rotates_episodes_and_a_kill_9_loses_at_most_the_one_in_progress(tmp_path: Path, tiny_act_dir: Path):
+    root = tmp_path / "eval"
+    process = subprocess.Popen([script("so101-deploy"), *args(tmp_path, tiny_act_dir, "--mode=sentry")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        wait_for(lambda: saved_episodes(root) >= 3, 240, "three saved episodes")
+        time.sleep(0.5 * EPISODE_S)  # into the next one
+        saved = saved_episodes(root)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    try:
+        wait_for(lambda: not processes_mentioning(str(tmp_path)), 60, "the command's child processes to exit")
+    except AssertionError:
+        raise AssertionError(f"still running after the kill: {describe(processes_mentioning(str(tmp_path)))}") from None
+    resumed = run("so101-deploy", *args(tmp_path, tiny_act_dir, "--dataset.resume=true", "--session.num_episodes=1",
+                                        "--session.reset_s=0"), timeout_s=300)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    dataset = LeRobotDataset(REPO, root=root, video_backend="pyav")
+    # Every episode saved before the kill, perhaps the one whose save the kill caught, and the resumed one.
+    assert saved + 1 <= dataset.meta.total_episodes <= saved + 2, (saved, dataset.meta.total_episodes)
+    lengths = [int(e["length"]) for e in dataset.meta.episodes]
+    assert all(length == round(EPISODE_S * 30) for length in lengths[:saved]), lengths
+    assert dataset[len(dataset) - 1]["observation.state"].shape == (12,)
