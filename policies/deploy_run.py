@@ -6,6 +6,7 @@ rollout_source(...)  the policy in charge while an episode records; with --corre
 report(...)          the quality cards, the saves and the next steps, once the run has ended
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -21,6 +22,8 @@ from policies.source import PolicySource, policy_input
 from robot.cameras.shape import camera_shapes
 from robot.config import RigConfig
 from robot.rig import BimanualRig
+from teleop.dataset.spill import SpillingWriter
+from teleop.highlight import HighlightConfig, Highlights
 from teleop.recording_run import RecordedSource, RunOutcome
 from teleop.run_report import card_table, describe_saves, rollout_next_steps
 from teleop.session import RecordingSession, SessionConfig
@@ -33,12 +36,17 @@ class RolloutMode(StrEnum):
     # The policy never stops (until q or a signal); it is recorded in back-to-back episodes of
     # --session.episode_s each, so a crash loses at most the one in progress (long unattended runs)
     SENTRY = "sentry"
+    # The policy never stops and nothing is recorded until k, which keeps the last --highlight.keep_s
+    # seconds and what follows until k again (LeRobot's highlight)
+    HIGHLIGHT = "highlight"
 
 
 def session_for(mode: RolloutMode, session: SessionConfig) -> SessionConfig:
     """The session a mode runs: sentry rotates episodes with no reset, until stopped."""
     if mode is RolloutMode.SENTRY:
         return replace(session, num_episodes=SENTRY_EPISODES, reset_s=0.0)
+    if mode is RolloutMode.HIGHLIGHT:  # episodes start on k only
+        return replace(session, num_episodes=SENTRY_EPISODES, reset_s=0.0, start_on_gesture=True)
     return session
 
 
@@ -82,22 +90,45 @@ def rollout_source(
     In sentry mode the policy is always in charge (episodes rotate under it). With corrections on,
     the person can take over with the leaders and hand back.
     """
-    in_charge = _always if mode is RolloutMode.SENTRY else session.in_progress
+    in_charge = session.in_progress if mode is RolloutMode.EPISODES else _always
     rollout = RolloutSource(policy, in_charge=in_charge, on_transition=rig.begin_transition)
     if not correction.enabled:
         return rollout
-    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 (numbers stay plain)
-    return CorrectionSource(rollout, rig, correction, on_event=say)
+    return CorrectionSource(rollout, rig, correction, on_event=say(console))
+
+
+def highlights_for(mode: RolloutMode, config: HighlightConfig, fps: int) -> Highlights | None:
+    """The pre-roll of --mode=highlight (None in the other modes)."""
+    return Highlights(config, fps) if mode is RolloutMode.HIGHLIGHT else None
+
+
+def episode_writer(writer: Any, highlights: Highlights | None) -> Any:
+    """The writer the session hands frames to: a highlight's queues what the ring cannot take yet.
+
+    It may queue its pre-roll and as much again (teleop/dataset/spill.py).
+    """
+    if highlights is None:
+        return writer
+    return SpillingWriter(writer, round(2 * highlights.config.keep_s * highlights.fps))
+
+
+def say(console: Console) -> Callable[[str], None]:
+    """Print a line as it is (no markup; numbers not coloured, so a terminal test reads them whole)."""
+    return lambda text: console.print(text, markup=False, highlight=False)
 
 
 def _always(now_s: float) -> bool:
     return True
 
 
-def status_text(policy: PolicySource, source: RecordedSource) -> str:
-    """The policy's inference figures, and who has the arms when a person may take over."""
+def status_text(policy: PolicySource, source: RecordedSource, highlights: Highlights | None) -> str:
+    """The policy's inference figures, who has the arms when a person may take over, what k would keep."""
     text = policy.status_text()
-    return f"{source.status_text()}  {text}" if isinstance(source, CorrectionSource) else text
+    if isinstance(source, CorrectionSource):
+        text = f"{source.status_text()}  {text}"
+    if highlights is not None:
+        text = f"k keeps {highlights.remembered_s:.0f} s  {text}"
+    return text
 
 
 def report(

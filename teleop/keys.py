@@ -10,6 +10,7 @@ a thread turns bytes into `Key`s the control loop polls once per tick:
     e            e-stop: freeze the followers where they are, torque kept on (so101-release lets go)
     c  or Tab    take over a rollout with the leaders / hand it back (so101-deploy --correction.enabled=true)
     0, h, 1, s   score a rollout's criterion 0, half or 1, or skip scoring it (--live_scores.enabled=true)
+    k            keep: the last seconds and what follows, until k again (so101-deploy --mode=highlight)
 """
 
 import contextlib
@@ -41,6 +42,7 @@ class Key(StrEnum):
     SCORE_HALF = "score_half"
     SCORE_1 = "score_1"
     SKIP = "skip"
+    KEEP = "keep"
 
 
 _SEQUENCES = {b"\x1b[C": Key.NEXT, b"\x1b[D": Key.RERECORD, b"\x1bOC": Key.NEXT, b"\x1bOD": Key.RERECORD}
@@ -57,6 +59,7 @@ _SINGLE = {
     b"h": Key.SCORE_HALF,
     b"1": Key.SCORE_1,
     b"s": Key.SKIP,
+    b"k": Key.KEEP,
 }
 HINTS = "→/n next  ←/r re-record  space pause  q stop  e e-stop"
 

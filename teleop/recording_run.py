@@ -26,6 +26,7 @@ from robot.rig import BimanualRig
 from robot.signals import StopSignals
 from robot.stop_flag import StopFlag
 from teleop.gesture import GestureConfig, GestureDetector
+from teleop.highlight import Highlights
 from teleop.keys import HINTS, Key, KeyReader
 from teleop.live_scoring import LiveScorer
 from teleop.quality import QualityGates
@@ -74,6 +75,8 @@ class RunPlan:
     scorer: LiveScorer | None = None
     # An episode ends when the source stops being engaged (each correction one episode)
     end_when_disengaged: bool = False
+    # No episode until k, which keeps the last seconds (so101-deploy --mode=highlight)
+    highlights: Highlights | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ class RecordingRun:
             rig, writer, session_config, plan.gates, GestureDetector(plan.gesture), keys=keys.poll,
             engaged=self._engaged, on_card=lambda card: console.print(card_table([card])), on_event=console.print,
             stop_loop=stop.set, step_facts=self._step_facts, on_key=self._on_key, episode_notes=self._episode_notes,
-            scorer=plan.scorer, end_when_disengaged=plan.end_when_disengaged,
+            scorer=plan.scorer, end_when_disengaged=plan.end_when_disengaged, highlights=plan.highlights,
         )  # fmt: skip
         self.source = source_for(self.session)
         self.status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")

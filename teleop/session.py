@@ -29,6 +29,7 @@ from robot.rig import BimanualRig
 from teleop.dataset.errors import ShortVideoError
 from teleop.episode_save import BackgroundSave, UnsavedEpisode
 from teleop.gesture import GestureDetector
+from teleop.highlight import Highlights, Tick, tick_of
 from teleop.keys import Key
 from teleop.live_scoring import LiveScorer
 from teleop.quality import QualityCard, QualityGates, quality_card
@@ -115,6 +116,7 @@ class RecordingSession:
         episode_notes: Callable[[], Mapping[str, object]] = dict,
         scorer: LiveScorer | None = None,
         end_when_disengaged: bool = False,
+        highlights: Highlights | None = None,
     ) -> None:
         self.rig = rig
         self.writer = writer
@@ -134,6 +136,7 @@ class RecordingSession:
         self._finish_when_scored = False
         # An episode is exactly the time the source is engaged (a correction, in corrections-only mode)
         self.end_when_disengaged = end_when_disengaged
+        self.highlights = highlights  # k keeps the last seconds and what follows (no episode otherwise)
         self.phase = Phase.READY
         self.paused = False
         self.recorded = 0  # episodes of this run that are durable on disk (their save returned)
@@ -176,6 +179,8 @@ class RecordingSession:
                     self._end_episode(now, keep=True)
         elif self.phase in (Phase.READY, Phase.RESET) and (self.start_due(now) or squeezed) and self.engaged():
             self._try_start(now)
+        elif self.highlights is not None and self.engaged():
+            self.highlights.remember(self._tick(step))
 
     def start_due(self, now: float) -> bool:
         """Whether the next episode is due to start (the reset time is up; not waiting for a gesture)."""
@@ -214,6 +219,11 @@ class RecordingSession:
             case Key.RERECORD:
                 if self.phase is Phase.RECORDING:
                     self._end_episode(now, keep=False)
+            case Key.KEEP if self.highlights is not None:
+                if self.phase is Phase.RECORDING:
+                    self._end_episode(now, keep=True)
+                elif self.phase in (Phase.READY, Phase.RESET):
+                    self._try_start(now)
             case _:
                 if self.scorer is None or not self.scorer.on_key(key):
                     self.on_key(key)
@@ -233,25 +243,37 @@ class RecordingSession:
         self._held_mark = self.rig.counters.held_ticks
         if self.rig.sync is not None:
             self.rig.sync.reset()
+        if self.highlights is not None:
+            self.highlights.start()
         self._set_phase(Phase.RECORDING, now)
 
     def _record(self, step: Step) -> None:
         recorder = self._recorder
         if recorder is None:
             return
-        temps = [a.last_health.max_temperature_c for a in self.rig.arms.values() if a.last_health]
-        counters = self.rig.counters
-        held = counters.held_ticks > self._held_mark
-        recorder.add(step, self._events_mark, counters.events, max(temps, default=0.0), held)
-        self._events_mark, self._held_mark = len(counters.events), counters.held_ticks
+        tick = self._tick(step)
+        if self.highlights is not None:
+            self.highlights.record(recorder, tick)  # after the remembered ticks still queued
+        else:
+            recorder.add(tick.step, 0, list(tick.events), tick.peak_temperature_c, tick.held)
         if len(recorder.log.starts_s) > 1:
             self._recorded_s = recorder.log.starts_s[-1] - recorder.log.starts_s[0]
+
+    def _tick(self, step: Step) -> Tick:
+        """`step` with the rig's safety facts of it; the marks move on past it."""
+        tick = tick_of(step, self.rig, self._events_mark, self._held_mark)
+        self._events_mark, self._held_mark = len(self.rig.counters.events), self.rig.counters.held_ticks
+        return tick
 
     def _end_episode(self, now: float, *, keep: bool) -> None:
         recorder, index = self._recorder, self.episode_index
         self._recorder = None
         if recorder is None or index is None:
             return
+        if self.highlights is not None and keep:
+            self.highlights.finish(recorder)  # the remembered ticks still queued are the episode's too
+        elif self.highlights is not None:
+            self.highlights.drop()
         if not keep or len(recorder.log.starts_s) < 2:
             self.writer.discard_episode()
             logger.info("episode %d discarded; it will be recorded again", index)

@@ -9,6 +9,7 @@ r"""so101-deploy: run an ACT or SmolVLA checkpoint on the arms at 30 FPS and rec
         --remote.checkpoint=/data/smolvla_fold --remote.policy_device=cuda       # policy on another machine
     so101-deploy --policy.path=... --correction.enabled=true     # c or Tab: take over with the leaders, hand back
     so101-deploy --policy.path=... --mode=sentry --session.episode_s=60   # unattended: until q, a file a minute
+    so101-deploy --policy.path=... --mode=highlight --highlight.keep_s=10  # k keeps the last 10 s, to k again
 
 The checkpoint is checked against the rig before any weights load; the loop never waits on inference
 (engine `async`); the safety layer is always on. Rollouts are recorded with the demonstrations'
@@ -19,7 +20,6 @@ Signals stop as so101-record does. At the end it prints what to run next: the ju
 """
 
 import sys
-from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
@@ -34,9 +34,12 @@ from policies.deploy_run import (
     POLICY_FAILED,
     PolicyPlan,
     RolloutMode,
+    episode_writer,
+    highlights_for,
     policy_source,
     report,
     rollout_source,
+    say,
     session_for,
     status_text,
 )
@@ -52,6 +55,7 @@ from robot.rig_ports import rig_ports
 from robot.signals import StopSignals
 from teleop.dataset_options import DatasetConfig, NoDataset, close_dataset, dataset_writer, upload_if_asked
 from teleop.gesture import GestureConfig
+from teleop.highlight import HighlightConfig
 from teleop.keys import KeyReader
 from teleop.live_scoring import LiveScoreConfig, LiveScorer
 from teleop.quality import GateAction, QualityGates
@@ -80,6 +84,8 @@ class DeployConfig:
     # episodes: --session.num_episodes rollouts with resets; sentry: the policy runs until q or a signal,
     # recorded in back-to-back episodes of --session.episode_s (a crash loses only the one in progress)
     mode: RolloutMode = RolloutMode.EPISODES
+    # --mode=highlight: what k keeps from before it
+    highlight: HighlightConfig = field(default_factory=HighlightConfig)
     # Score each rollout with keys when it ends (--live_scores.enabled=true --live_scores.operator=ana)
     live_scores: LiveScoreConfig = field(default_factory=LiveScoreConfig)
 
@@ -89,8 +95,10 @@ class DeployConfig:
             raise ConfigError("engine.kind=remote needs --remote.host, --remote.checkpoint and --remote.policy_type")
         if not remote and not self.policy.path:
             raise ConfigError("policy.path is empty: pass a checkpoint folder, e.g. --policy.path=outputs/.../last")
-        if self.live_scores.enabled and self.mode is RolloutMode.SENTRY:
-            raise ConfigError("--mode=sentry runs unattended: score its rollouts in so101-review, not with keys")
+        if self.live_scores.enabled and self.mode is not RolloutMode.EPISODES:
+            raise ConfigError(f"--mode={self.mode} runs on: score its rollouts in so101-review, not with keys")
+        if self.mode is RolloutMode.HIGHLIGHT and not self.record:
+            raise ConfigError("--mode=highlight keeps what k asks for: drop --record=false")
         if self.live_scores.enabled and not self.record:
             raise ConfigError("--live_scores.enabled=true scores recorded rollouts: drop --record=false")
         if self.record and not self.rig.cameras:
@@ -151,6 +159,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
         console.print(describe_open(config.dataset.repo_id, opened))
     try:
         predictor = load_predictor(config, checked, console)
+        highlights = highlights_for(config.mode, config.highlight, config.rig.fps)
         with (
             rig_ports(config.rig) as found,
             stops.rig(BimanualRig(config.rig, found.ports)) as rig,
@@ -162,12 +171,14 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 GestureConfig(enabled=False),
                 noun="rollout",
                 failures={InferenceError: POLICY_FAILED},
-                status_extra=lambda: status_text(policy, run.source),
-                scorer=LiveScorer(config.live_scores, config.dataset.folder(), on_event=_say(console)),
+                status_extra=lambda: status_text(policy, run.source, highlights),
+                scorer=LiveScorer(config.live_scores, config.dataset.folder(), on_event=say(console)),
                 end_when_disengaged=config.correction.record is CorrectionRecording.CORRECTIONS_ONLY,
+                highlights=highlights,
             )
             rollout_for = partial(rollout_source, policy, rig, config.correction, console, config.mode)
-            run = RecordingRun(rig, writer, session_for(config.mode, config.session), plan, rollout_for, console, keys)
+            session = session_for(config.mode, config.session)
+            run = RecordingRun(rig, episode_writer(writer, highlights), session, plan, rollout_for, console, keys)
             outcome = run.run(stops)
     finally:
         removed = opened is not None and close_dataset(writer, opened, stops)  # a new dataset left empty: gone
@@ -175,10 +186,6 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     if config.record and upload_if_asked(config.dataset, stops, removed):
         console.print(f"uploaded to the hub as {config.dataset.repo_id}", markup=False)
     return 1 if outcome.reason.failed or outcome.session.save_failure is not None else 0
-
-
-def _say(console: Console) -> Callable[[str], None]:
-    return lambda text: console.print(text, markup=False, highlight=False)
 
 
 def _policy_plan(config: DeployConfig) -> PolicyPlan:
