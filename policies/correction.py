@@ -244,12 +244,7 @@ class CorrectionSource:
         return hold
 
     def _give_to_person(self, now: float) -> None:
-        drive = self.rig.leader_drive()
-        if drive.driving:
-            try:
-                drive.release()
-            except RobotError as error:
-                self.on_event(f"a leader could not be released ({error}): it stays stiff until the run ends")
+        self._release_leaders()
         self.rig.begin_transition("the person takes over")
         self.handovers[-1].in_control_s = now
         self.control = Control.PERSON
@@ -258,13 +253,16 @@ class CorrectionSource:
     def _last_sent(self) -> dict[str, float]:
         return {joint_key(side, j): v for side, guard in self.rig.guards.items() for j, v in guard.last_sent.items()}
 
-    def _end_correction(self, now: float) -> None:
+    def _release_leaders(self) -> None:
         drive = self.rig.leader_drive()
         if drive.driving:
             try:
                 drive.release()
             except RobotError as error:
                 self.on_event(f"a leader could not be released ({error}): it stays stiff until the run ends")
+
+    def _end_correction(self, now: float) -> None:
+        self._release_leaders()
         if self.handovers and self.handovers[-1].handed_back_s is None:
             self.handovers[-1].handed_back_s = now
         self.control = Control.POLICY

@@ -1,5 +1,8 @@
 """Waiting on things and finding a command's leftover processes (after a kill -9, say)."""
 
+import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -40,3 +43,23 @@ def describe(pids: list[int]) -> list[str]:
         except OSError:
             continue
     return out
+
+
+def kill_9(process: subprocess.Popen, folder: Path) -> None:
+    """SIGKILL `process`, then wait until every process mentioning `folder` (its children) is gone.
+
+    The writer first lets its encoders drain and discards the episode: seconds on a loaded 2-core
+    machine, where a 20 s limit was once missed inside the full suite; 60 s are allowed.
+    """
+    try:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    try:
+        wait_for(lambda: not processes_mentioning(str(folder)), 60, "the command's child processes to exit")
+    except AssertionError:
+        raise AssertionError(
+            f"still running 60 s after the kill: {describe(processes_mentioning(str(folder)))}"
+        ) from None
