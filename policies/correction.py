@@ -237,7 +237,10 @@ class CorrectionSource:
                     f" ({drive.distance(leaders, target)}): released anyway; the followers ramp to them"
                 )
             self._give_to_person(tick.start_s)
-            return hold
+            # The person's pose from this very tick: the transition just begun ramps to it. (Returning the
+            # hold here ended the transition at once, since the hold is what was sent, and the leaders'
+            # pose, up to arrive_tolerance_deg away, then passed in one step: the handover benchmark saw it.)
+            return observation.leader_action()
         before = {side: dict(guard.last_sent) for side, guard in drive.guards.items()}
         sent = drive.step(target, tick.start_s, 1.0 / self.rig.config.fps)
         handover.leader_steps_deg.append(max(abs(sent[side][j] - before[side][j]) for side in sent for j in sent[side]))

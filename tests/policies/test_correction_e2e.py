@@ -135,6 +135,12 @@ def check_dataset(root: Path) -> None:
     handover = np.flatnonzero(source[1:] == HANDOVER)
     assert handover.size, "no frame recorded during a handover"
     assert steps[handover][:, BODY].max() <= RAMP_DEG + ENCODER_DEG, "a follower moved during a handover"
+    # The person's first frames of each correction (before the scripted hands move): ramp steps toward the
+    # leaders, which are up to arrive_tolerance_deg away, never one jump to them.
+    takes = np.flatnonzero((source[1:] == PERSON) & (source[:-1] != PERSON))
+    assert len(takes) == 2, takes
+    first = np.concatenate([takes + k for k in range(3)])
+    assert steps[first][:, BODY].max() <= RAMP_DEG + ENCODER_DEG, "the followers jumped to the leaders"
     # Into the person's first frames and the policy's first frames after a hand back: ramp steps.
     ramp = np.array(facts["safety.ramp_mask"], dtype=np.int64)[1:]
     ramping = ramp != 0
