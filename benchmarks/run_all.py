@@ -36,6 +36,10 @@ PLAN: dict[str, tuple[list[str], list[str], float]] = {
     "replay_throughput": ([], ["--quick"], 120),
     "live_view": (["--pairs", "3", "--seconds", "15"], ["--quick"], 300),
     "studio_scale": ([], ["--quick"], 600),
+    # LeRobot's DAgger handover (the anchor of the handover-smoothness comparison): ~1 min, 5 on a busy box.
+    "handover_lerobot": ([], ["--quick"], 420),
+    # Ours against it (reads handover_lerobot.json, so after it): ~1 min.
+    "handover_ours": ([], ["--quick"], 300),
 }
 
 
