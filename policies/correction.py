@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import IntEnum, StrEnum
+from pathlib import Path
 
 from policies.rollout import RolloutSource
 from robot.config_checks import reject_non_finite
@@ -28,6 +29,7 @@ from robot.loop_timer import Tick
 from robot.rig import BimanualRig, Observation
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import Key
+from teleop.pedal import KEY_CODES
 
 
 class Control(IntEnum):
@@ -54,9 +56,13 @@ class CorrectionConfig:
     arrive_tolerance_deg: float = 3.0  # the leaders are "there" within this of the followers, degrees (gripper: %)
     handover_timeout_s: float = 6.0  # the leaders are released after this even if not there (the followers ramp)
     gesture: bool = True  # squeezing both leader grippers (held still for a second) takes over too
+    pedal_device: Path | None = None  # a foot pedal: /dev/input/by-id/*-event-kbd (its pedal_key toggles)
+    pedal_key: str = "KEY_A"  # the key code the pedal sends (LeRobot's DAgger pedal: KEY_A)
 
     def __post_init__(self) -> None:
         reject_non_finite(self, "correction")
+        if self.pedal_key not in KEY_CODES:
+            raise ConfigError(f"correction.pedal_key={self.pedal_key!r}: expected one of {', '.join(KEY_CODES)}")
         if not self.arrive_tolerance_deg > 0 or not self.handover_timeout_s > 0:
             raise ConfigError(
                 f"correction.arrive_tolerance_deg={self.arrive_tolerance_deg}, handover_timeout_s="

@@ -6,7 +6,8 @@ rollout_source(...)  the policy in charge while an episode records; with --corre
 report(...)          the quality cards, the saves and the next steps, once the run has ended
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -24,6 +25,8 @@ from robot.config import RigConfig
 from robot.rig import BimanualRig
 from teleop.dataset.spill import SpillingWriter
 from teleop.highlight import HighlightConfig, Highlights
+from teleop.keys import Key, KeyReader
+from teleop.pedal import PedalReader
 from teleop.recording_run import RecordedSource, RunOutcome
 from teleop.run_report import card_table, describe_saves, rollout_next_steps
 from teleop.session import RecordingSession, SessionConfig
@@ -110,6 +113,18 @@ def episode_writer(writer: Any, highlights: Highlights | None) -> Any:
     if highlights is None:
         return writer
     return SpillingWriter(writer, round(2 * highlights.config.keep_s * highlights.fps))
+
+
+@contextmanager
+def keys_and_pedal(correction: CorrectionConfig) -> Iterator[KeyReader]:
+    """The terminal's keys, with the foot pedal's take-over among them when there is one."""
+    with KeyReader() as keys:
+        if correction.pedal_device is None:
+            yield keys
+            return
+        with PedalReader(correction.pedal_device, {correction.pedal_key: Key.TAKE_OVER}) as pedal:
+            keys.extra = pedal.poll
+            yield keys
 
 
 def say(console: Console) -> Callable[[str], None]:

@@ -22,6 +22,7 @@ import sys
 import termios
 import threading
 import tty
+from collections.abc import Callable
 from enum import StrEnum
 from typing import TextIO
 
@@ -98,6 +99,7 @@ class KeyReader:
         self._thread: threading.Thread | None = None
         self._saved: list | None = None
         self.enabled = False
+        self.extra: Callable[[], list[Key]] = list  # more keys polled with these (a foot pedal: teleop/pedal.py)
 
     def __enter__(self) -> "KeyReader":
         try:
@@ -124,13 +126,13 @@ class KeyReader:
             self._saved = None
 
     def poll(self) -> list[Key]:
-        """Keys pressed since the last poll (never blocks)."""
+        """Keys pressed since the last poll (never blocks), the `extra` source's after the terminal's."""
         keys = []
         while True:
             try:
                 keys.append(self._queue.get_nowait())
             except queue.Empty:
-                return keys
+                return keys + self.extra()
 
     def _run(self, fd: int) -> None:
         while not self._stop.is_set():

@@ -27,7 +27,7 @@ LEVEL_KEYS: dict[Key, float] = {Key.SCORE_0: 0.0, Key.SCORE_HALF: 0.5, Key.SCORE
 class LiveScoreConfig:
     """Scoring each rollout with keys when it ends."""
 
-    enabled: bool = False  # after each rollout: 0, h (half) or 1 per criterion, s skips; the next waits
+    enabled: bool = False  # after each rollout, 0, h (half) or 1 per criterion (s skips); then the next
     operator: str = ""  # who scores (recorded as the reviewer of these labels); needed when enabled
     # The rubric's criteria, in the order asked (so101-judge's default rubric: R1 R2 R3)
     criteria: tuple[str, ...] = ("R1", "R2", "R3")

@@ -36,6 +36,7 @@ from policies.deploy_run import (
     RolloutMode,
     episode_writer,
     highlights_for,
+    keys_and_pedal,
     policy_source,
     report,
     rollout_source,
@@ -56,7 +57,6 @@ from robot.signals import StopSignals
 from teleop.dataset_options import DatasetConfig, NoDataset, close_dataset, dataset_writer, upload_if_asked
 from teleop.gesture import GestureConfig
 from teleop.highlight import HighlightConfig
-from teleop.keys import KeyReader
 from teleop.live_scoring import LiveScoreConfig, LiveScorer
 from teleop.quality import GateAction, QualityGates
 from teleop.recording_run import RecordingRun, RunPlan
@@ -163,7 +163,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
         with (
             rig_ports(config.rig) as found,
             stops.rig(BimanualRig(config.rig, found.ports)) as rig,
-            KeyReader() as keys,
+            keys_and_pedal(config.correction) as keys,
             closing(policy_source(_policy_plan(config), predictor, rig, console)) as policy,
         ):
             plan = RunPlan(
