@@ -23,17 +23,15 @@ No cameras: the CLI can build none that the virtual rig serves (see handover_pol
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
 from dataclasses import asdict
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from benchmarks.handover_policy import write_state_only_tdmpc
-from benchmarks.handover_report import figures_json, summary_rows, table
+from benchmarks.handover_report import figures_json, run_session, summary_rows, table
 from benchmarks.handover_terminal import TerminalCommand, TerminalCommandError
 from benchmarks.handover_trace import HandoverFigures, analyse_handover
 from robot.config import BusConfig, CalibrationConfig, RigConfig
@@ -229,24 +227,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.handovers is None:
         args.handovers = 1 if args.quick else 2
-    started = time.monotonic()
-    loadavg_start = os.getloadavg()
-    result = measure(args)
-    traces = result.pop("traces")
-    if args.keep_traces:
-        result["traces"] = traces
-    elapsed_s = time.monotonic() - started
+    result, shared = run_session(args, measure, "benchmarks.handover_lerobot", argv)
+    elapsed_s = shared["elapsed_s"]
     meta = {
-        "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.handover_lerobot", *(argv or sys.argv[1:])]),
-        "elapsed_s": elapsed_s,
-        "loadavg_start": loadavg_start,
-        "loadavg_end": os.getloadavg(),
+        **shared,
         "fps": FPS,
         "policy": "TD-MPC, random weights, joint state only, use_mpc=false (benchmarks/handover_policy.py)",
         "rig": "virtual, wire timing, pre-calibrated",
-        "python": platform.python_version(),
-        "lerobot": version("lerobot"),
-        "cpu_count": os.cpu_count(),
     }
     print(f"Handover, LeRobot 0.6.1 DAgger on the virtual rig at {FPS} Hz ({len(result['handovers'])} handovers)\n")
     print(table(result["handovers"]))

@@ -23,14 +23,11 @@ baseline of this machine's load). Extra figures: benchmarks/handover_ours_figure
 
 import argparse
 import json
-import os
-import platform
 import re
 import sys
 import tempfile
 import time
 from dataclasses import asdict
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +42,14 @@ from benchmarks.handover_ours_figures import (
     largest_follower_step,
     worst,
 )
-from benchmarks.handover_report import LEROBOT_MODE, OURS_MODE, comparison_table, figures_json, summary_rows
+from benchmarks.handover_report import (
+    LEROBOT_MODE,
+    OURS_MODE,
+    comparison_table,
+    figures_json,
+    run_session,
+    summary_rows,
+)
 from benchmarks.handover_terminal import TerminalCommand, TerminalCommandError
 from benchmarks.handover_trace import FOLLOWER_SUFFIX, LEADER_SUFFIX, analyse_handover
 from policies.commands.deploy import DeployConfig
@@ -244,25 +248,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.handovers is None:
         args.handovers = 1 if args.quick else 2
-    started = time.monotonic()
-    loadavg_start = os.getloadavg()
-    result = measure(args)
-    traces = result.pop("traces")
-    if args.keep_traces:
-        result["traces"] = traces
-    elapsed_s = time.monotonic() - started
+    result, shared = run_session(args, measure, "benchmarks.handover_ours", argv)
+    elapsed_s = shared["elapsed_s"]
     anchor, anchor_meta = read_anchor(args.anchor)
     meta = {
-        "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.handover_ours", *(argv or sys.argv[1:])]),
-        "elapsed_s": elapsed_s,
-        "loadavg_start": loadavg_start,
-        "loadavg_end": os.getloadavg(),
+        **shared,
         "fps": FPS,
         "policy": "tiny ACT, random weights, 3 cameras 96x128, chunk 10 (policies/testing/tiny_policies.py)",
         "rig": "virtual, wire timing, pre-calibrated, 3 virtual cameras 96x128",
-        "python": platform.python_version(),
-        "lerobot": version("lerobot"),
-        "cpu_count": os.cpu_count(),
         "anchor": anchor_meta,
     }
     print(f"Handover, so101-deploy --correction.enabled=true on the virtual rig at {FPS} Hz\n")

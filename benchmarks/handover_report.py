@@ -4,7 +4,15 @@ Shared by LeRobot's anchor (benchmarks/handover_lerobot.py) and whatever measure
 print and summarise the same figures of benchmarks/handover_trace.py.
 """
 
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
 from dataclasses import asdict
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from benchmarks.handover_trace import HandoverFigures
@@ -156,3 +164,28 @@ def first_step_after_release(handovers: list[dict[str, Any]] | None) -> float | 
         if timing["first_step_after_release_deg"] is not None
     ]
     return max(steps, default=None)
+
+
+def run_session(
+    args: argparse.Namespace,
+    measure: Callable[[argparse.Namespace], dict[str, Any]],
+    module: str,
+    argv: list[str] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Measure one session; returns its result (traces kept only with --keep-traces) and the meta both runs share."""
+    started = time.monotonic()
+    loadavg_start = os.getloadavg()
+    result = measure(args)
+    traces = result.pop("traces")
+    if args.keep_traces:
+        result["traces"] = traces
+    meta = {
+        "command": " ".join([Path(sys.executable).name, "-m", module, *(argv or sys.argv[1:])]),
+        "elapsed_s": time.monotonic() - started,
+        "loadavg_start": loadavg_start,
+        "loadavg_end": os.getloadavg(),
+        "python": platform.python_version(),
+        "lerobot": version("lerobot"),
+        "cpu_count": os.cpu_count(),
+    }
+    return result, meta
