@@ -119,10 +119,15 @@ class CorrectionSource:
         self._requested = False
         self._hold: dict[str, float] | None = None
         self._in_episode = False  # the policy was engaged in the episode under way
-        # Leaders usually rest with their grippers closed: only a squeeze after they were open counts.
-        self._gesture = GestureDetector(GestureConfig(enabled=config.gesture), armed=False)
+        self._stuck = False  # the leaders could not be driven: the followers hold until the hand back
+        self._gesture = self._new_gesture()
 
     # --- requests (keys, pedal, gesture; polled on the control thread) ----------------------------
+
+    def _new_gesture(self) -> GestureDetector:
+        # Leaders often rest with their grippers closed (before a rollout, or let go after a correction):
+        # only a squeeze after both were seen open counts.
+        return GestureDetector(GestureConfig(enabled=self.config.gesture), armed=False)
 
     def toggle(self) -> None:
         """Take over (while the policy drives an episode) or hand back (while a person does)."""
@@ -220,9 +225,11 @@ class CorrectionSource:
         self._hold = self._last_sent()
         self.rollout.pause(self._hold)
         self.rig.begin_transition("the policy pauses: hold")
+        self._stuck = False
         try:
             self.rig.leader_drive().begin({side: observation.leaders[side].positions for side in Side})
         except RobotError as error:
+            self._stuck = True  # the person never gets arms the leaders were not brought to
             self.on_event(f"the leaders cannot be driven ({error}); the followers hold. Next: hand back with c or Tab")
         self.handovers.append(Handover(requested_s=now))
         self.control = Control.HANDOVER
@@ -231,6 +238,8 @@ class CorrectionSource:
     def _drive_leaders(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
         drive, handover = self.rig.leader_drive(), self.handovers[-1]
         hold = self._hold or observation.state()
+        if self._stuck:
+            return hold
         target = {side: dict(observation.followers[side].positions) for side in Side}
         leaders = {side: observation.leaders[side].positions for side in Side}
         arrived = drive.arrived(leaders, target, self.config.arrive_tolerance_deg)
@@ -272,6 +281,8 @@ class CorrectionSource:
 
     def _end_correction(self, now: float) -> None:
         self._release_leaders()
+        self._stuck = False
+        self._gesture = self._new_gesture()
         if self.handovers and self.handovers[-1].handed_back_s is None:
             self.handovers[-1].handed_back_s = now
         self.control = Control.POLICY

@@ -1,32 +1,7 @@
 """RolloutSource: the policy drives while an episode is due or running, the arms hold otherwise."""
 
-from collections.abc import Mapping
-
 from policies.rollout import RolloutSource
-from tests.support.observations import observation, tick
-
-
-class Driver:
-    """A policy that always asks for the same far goal once reset."""
-
-    def __init__(self) -> None:
-        self.resets = 0
-        self.acted = False
-
-    def action(self, observation, tick) -> Mapping[str, float]:
-        self.acted = True
-        return dict.fromkeys(observation.state(), 99.0)
-
-    def reset(self) -> None:
-        self.resets += 1
-        self.acted = False
-
-    @property
-    def has_acted(self) -> bool:
-        return self.acted
-
-    def facts(self) -> Mapping[str, float]:
-        return {}
+from tests.support.observations import Driver, observation, tick
 
 
 def test_the_hold_after_an_episode_is_a_transition_and_holds_the_policys_last_goal():

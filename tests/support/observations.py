@@ -3,7 +3,10 @@
 observation(offset=5.0)             # both arms' joints (left 10+i, right 20+i, plus offset), no frames
 observation(cameras=("overhead",))  # with one synced 4x6 frame per camera
 tick(3)                             # the loop's fourth tick at 30 Hz
+Driver()                            # a policy that always asks for 99 everywhere once reset
 """
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -32,3 +35,26 @@ def observation(offset: float = 0.0, t_s: float = 1.0, cameras: tuple[str, ...] 
 def tick(index: int) -> Tick:
     """Tick `index` of a 30 Hz loop that has never overrun."""
     return Tick(index, index / 30, index / 30, 0)
+
+
+class Driver:
+    """A policy that always asks for the same far goal once reset."""
+
+    def __init__(self) -> None:
+        self.resets = 0
+        self.acted = False
+
+    def action(self, observation, tick) -> Mapping[str, float]:
+        self.acted = True
+        return dict.fromkeys(observation.state(), 99.0)
+
+    def reset(self) -> None:
+        self.resets += 1
+        self.acted = False
+
+    @property
+    def has_acted(self) -> bool:
+        return self.acted
+
+    def facts(self) -> Mapping[str, float]:
+        return {}
