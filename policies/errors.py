@@ -3,6 +3,7 @@
 PolicyError
 ├── CheckpointError        a checkpoint directory cannot be loaded (hub ids are refused)
 ├── DeviceError            the requested torch device (cuda, mps) is not available here
+├── RuntimeChoiceError     a compiled runtime asked for a checkpoint or an option it cannot serve
 ├── ContractError          the checkpoint's inputs or outputs do not fit the rig (raised before weights load)
 ├── InferenceError         the policy failed while running
 │   └── NonFiniteActionError   a NaN or inf in a post-processed action: it never reaches the bus
@@ -20,6 +21,10 @@ class CheckpointError(PolicyError):
 
 class DeviceError(PolicyError):
     """The requested compute device does not exist on this machine."""
+
+
+class RuntimeChoiceError(PolicyError):
+    """--policy.runtime (or one of its options) cannot run this checkpoint."""
 
 
 class ContractError(PolicyError, ValueError):

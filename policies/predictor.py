@@ -16,6 +16,7 @@ ours. Calls are serialised by a lock (one inference at a time); an engine calls 
 import logging
 import os
 import threading
+from collections.abc import Callable
 from contextlib import nullcontext
 
 import numpy as np
@@ -42,17 +43,26 @@ def default_num_threads() -> int:
 class LeRobotPredictor:
     """Chunks of post-processed actions from a loaded LeRobot policy (see module docstring)."""
 
-    def __init__(self, loaded: LoadedPolicy, contract: Contract, *, num_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedPolicy,
+        contract: Contract,
+        *,
+        num_threads: int | None = None,
+        forward: Callable[..., torch.Tensor] | None = None,
+    ) -> None:
         """Wrap `loaded`, mapping rig data through `contract` (from `check_contract`).
 
         `num_threads`: torch CPU threads (process-wide); None = `default_num_threads()` on a CPU
-        device, unchanged on a GPU.
+        device, unchanged on a GPU. `forward`: what computes a chunk from the preprocessed batch in
+        place of `policy.predict_action_chunk` (the compiled runtime's, same arguments and result).
         """
         features = loaded.checkpoint.features
         self.chunk_size = features.chunk_size  # actions per chunk (the model's whole chunk)
         self.n_action_steps = features.n_action_steps  # actions per chunk the checkpoint was set to execute
         self.rtc_enabled = features.rtc_enabled  # SmolVLA real-time chunking: uses inference_delay and leftover
         self._loaded = loaded
+        self._forward = forward  # None: the policy's own, looked up per call
         self._device = loaded.device
         self._state_index = np.asarray(contract.state_index, dtype=np.int64)
         self._action_index = np.asarray(contract.action_index, dtype=np.int64)
@@ -124,7 +134,8 @@ class LeRobotPredictor:
             options = {}
             if self.rtc_enabled:
                 options = {"inference_delay": int(inference_delay), "prev_chunk_left_over": self._leftover(leftover)}
-            actions = loaded.policy.predict_action_chunk(batch, **options)
+            forward = self._forward or loaded.policy.predict_action_chunk
+            actions = forward(batch, **options)
             actions = loaded.postprocessor(actions)
         chunk = actions.detach().to("cpu", torch.float32).numpy().reshape(-1, actions.shape[-1])
         return np.ascontiguousarray(chunk[:, self._action_index], dtype=np.float32)

@@ -13,6 +13,7 @@ option answer at once.
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from policies.compiled.options import PolicyRuntime, WeightPrecision
 from policies.joint_units import JointUnits
 
 if TYPE_CHECKING:
@@ -39,6 +40,15 @@ class PolicyOptions:
     units: JointUnits = JointUnits.AUTO
     # A blind evaluation (so101-campaign): say "policy <label>", never the checkpoint's path or type
     blind_label: str | None = None
+    # Who runs the forward pass: torch (LeRobot's model), or SmolVLA compiled for this CPU by openvino or
+    # onnxruntime (exported on first use and cached by the checkpoint's content; always on the CPU)
+    runtime: PolicyRuntime = PolicyRuntime.TORCH
+    # The compiled graphs' weights: fp32 (as PyTorch's, to ~1e-5) or int8 (faster; see the README's deviation)
+    precision: WeightPrecision = WeightPrecision.FP32
+    # SmolVLA's flow-matching steps per chunk; empty: the checkpoint's (10 for SmolVLA). Fewer is faster, less exact
+    flow_steps: int | None = None
+    # CPU threads for inference (torch, or each compiled graph); empty: every core on 1-2 cores, else all but one
+    threads: int | None = None
 
     @property
     def given(self) -> bool:
@@ -91,6 +101,7 @@ class PolicyRunner:
         trusted = trusted_names(options.trust_processor_classes)
         checkpoint = read_checkpoint(CheckpointSource(options.path, options.revision, options.vlm_model_name, trusted))
         contract = check_contract(checkpoint.features, rig, parse_rename_map(options.rename_map))
+        self._check_runtime(checkpoint)
         return CheckedPolicy(checkpoint, contract)
 
     def load(self, checked: CheckedPolicy) -> LoadedPredictor:
@@ -103,5 +114,35 @@ class PolicyRunner:
         from policies.checkpoint import load_policy
         from policies.predictor import LeRobotPredictor
 
-        loaded = load_policy(checked.checkpoint, self.options.device)
-        return LoadedPredictor(LeRobotPredictor(loaded, checked.contract), loaded.device)
+        options = self.options
+        loaded = load_policy(checked.checkpoint, "cpu" if options.runtime.compiled else options.device)
+        if options.flow_steps is not None:
+            loaded.policy.config.num_steps = options.flow_steps  # read per chunk by SmolVLA's sampler
+        forward = None
+        if options.runtime.compiled:
+            from policies.compiled.build import compile_smolvla
+
+            compiled = compile_smolvla(loaded, options.runtime, options.precision, options.threads)
+            forward = compiled.predict_action_chunk
+        predictor = LeRobotPredictor(loaded, checked.contract, num_threads=options.threads, forward=forward)
+        return LoadedPredictor(predictor, loaded.device)
+
+    def _check_runtime(self, checkpoint: "Checkpoint") -> None:
+        from policies.compiled.build import refuse_unfit
+        from policies.errors import RuntimeChoiceError
+
+        options = self.options
+        policy_type = checkpoint.features.policy_type
+        refuse_unfit(options.runtime, options.precision, policy_type, checkpoint.config, checkpoint.directory)
+        if options.flow_steps is not None and (policy_type != "smolvla" or options.flow_steps < 1):
+            raise RuntimeChoiceError(
+                f"--policy.flow_steps={options.flow_steps}: a SmolVLA checkpoint takes 1 or more flow-matching steps"
+                f" ({checkpoint.directory} holds a {policy_type} policy); drop the option or pass e.g. 5"
+            )
+        if options.runtime.compiled and options.device not in ("auto", "cpu"):
+            raise RuntimeChoiceError(
+                f"--policy.runtime={options.runtime} runs on the CPU: drop --policy.device={options.device},"
+                " or use --policy.runtime=torch on the GPU"
+            )
+        if options.threads is not None and options.threads < 1:
+            raise RuntimeChoiceError(f"--policy.threads={options.threads}: pass 1 or more, or leave it out")

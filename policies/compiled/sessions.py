@@ -1,0 +1,74 @@
+"""One exported graph, loaded by OpenVINO or ONNX Runtime, behind one small protocol.
+
+Both read the same ONNX file; they differ in how they plan it for this CPU. `threads` is the
+intra-op thread count of each graph (the two graphs never run at once); None lets the runtime use
+every core.
+"""
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from policies.compiled.options import PolicyRuntime
+
+
+class GraphSession(Protocol):
+    """A compiled graph: named numpy inputs in, outputs out in the graph's output order."""
+
+    input_names: Sequence[str]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """Run the graph once on `feeds` (only the names in `input_names` are read)."""
+        ...
+
+
+class OnnxRuntimeSession:
+    """A graph run by ONNX Runtime's CPU provider, all graph optimizations on."""
+
+    def __init__(self, path: Path, threads: int | None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # warnings about unused initializers are noise to a user
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.input_names = [i.name for i in self._session.get_inputs()]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """The graph's outputs for `feeds`."""
+        return self._session.run(None, {name: feeds[name] for name in self.input_names})
+
+
+class OpenVinoSession:
+    """A graph compiled by OpenVINO for this CPU (its compiled blob cached in `cache_dir`)."""
+
+    def __init__(self, path: Path, threads: int | None, cache_dir: Path) -> None:
+        import openvino as ov
+
+        core = ov.Core()
+        config: dict[str, object] = {"CACHE_DIR": str(cache_dir), "PERFORMANCE_HINT": "LATENCY"}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = threads
+        self._compiled = core.compile_model(str(path), "CPU", config)
+        self._request = self._compiled.create_infer_request()
+        # A graph input that the exporter found unused is dropped: read the names the graph kept.
+        self.input_names = [port.any_name for port in self._compiled.inputs]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """The graph's outputs for `feeds`."""
+        results = self._request.infer({name: feeds[name] for name in self.input_names})
+        return [np.asarray(results[port]) for port in self._compiled.outputs]
+
+
+def open_session(runtime: PolicyRuntime, path: Path, threads: int | None) -> GraphSession:
+    """`path` loaded by `runtime` (a compiled one)."""
+    if runtime is PolicyRuntime.OPENVINO:
+        return OpenVinoSession(path, threads, path.parent / "openvino_cache")
+    if runtime is PolicyRuntime.ONNXRUNTIME:
+        return OnnxRuntimeSession(path, threads)
+    raise ValueError(f"{runtime} is not a compiled runtime")
