@@ -88,11 +88,19 @@ def run_rig_loop(
 
 
 def run_ours(
-    checkpoint: Path, root: Path, seconds: float, height: int, width: int, *, unprimed_s: float = 0.0
+    checkpoint: Path,
+    root: Path,
+    seconds: float,
+    height: int,
+    width: int,
+    *,
+    unprimed_s: float = 0.0,
+    policy: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """so101-deploy's loading and engine on our rig (async engine, PolicySource, ControlLoop), primed.
 
     With `--unprimed-s` > 0, then again for that long as so101-deploy starts it (not primed; see run_rig_loop).
+    `policy`: further PolicyOptions fields (e.g. runtime, precision), as --policy.* would set them.
     """
     from rich.console import Console
 
@@ -105,7 +113,7 @@ def run_ours(
     ports = follower_ports(config)
     deploy = DeployConfig(
         rig=config,
-        policy=PolicyOptions(path=str(checkpoint), device="cpu"),
+        policy=PolicyOptions(path=str(checkpoint), device="cpu", **(policy or {})),
         engine=EngineConfig(kind=EngineKind.ASYNC),
         fps=FPS,
         record=False,

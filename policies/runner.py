@@ -27,10 +27,10 @@ class PolicyOptions:
     """Which checkpoint runs, where, and how the rig's names map onto it."""
 
     path: str = ""  # checkpoint directory (lerobot-train's .../pretrained_model); a hub id: `hf download` it first
-    revision: str | None = None  # hub branch, tag or commit, put in the `hf download` command a hub id is told
+    revision: str | None = None  # hub branch, tag or commit (for `hf download`)
     device: str = "auto"  # auto, cuda, cuda:<n>, mps or cpu
-    rename_map: str = ""  # rig camera -> checkpoint camera, as JSON/YAML, e.g. '{"overhead": "top"}'
-    # SmolVLA offline: a local folder with the VLM's config, processor and tokenizer files
+    rename_map: str = ""  # rig -> checkpoint camera names, e.g. '{"overhead": "top"}'
+    # SmolVLA offline: a folder with the VLM's config and tokenizer
     vlm_model_name: str | None = None
     # Comma-separated processor steps to load beyond LeRobot's ACT/SmolVLA ones (a step's module.Class,
     # whose code then runs here, or registry_name); only for checkpoints you trust
@@ -40,14 +40,13 @@ class PolicyOptions:
     units: JointUnits = JointUnits.AUTO
     # A blind evaluation (so101-campaign): say "policy <label>", never the checkpoint's path or type
     blind_label: str | None = None
-    # Who runs the forward pass: torch (LeRobot's model), or SmolVLA compiled for this CPU by openvino or
-    # onnxruntime (exported on first use and cached by the checkpoint's content; always on the CPU)
+    # torch, or SmolVLA compiled for the CPU: openvino or onnxruntime
     runtime: PolicyRuntime = PolicyRuntime.TORCH
-    # The compiled graphs' weights: fp32 (as PyTorch's, to ~1e-5) or int8 (faster; see the README's deviation)
+    # Compiled weights: fp32 (as PyTorch) or int8 (faster, less exact)
     precision: WeightPrecision = WeightPrecision.FP32
-    # SmolVLA's flow-matching steps per chunk; empty: the checkpoint's (10 for SmolVLA). Fewer is faster, less exact
+    # SmolVLA's flow steps per chunk (empty: the checkpoint's)
     flow_steps: int | None = None
-    # CPU threads for inference (torch, or each compiled graph); empty: every core on 1-2 cores, else all but one
+    # CPU threads for inference (empty: all, or all but one over 2)
     threads: int | None = None
 
     @property
@@ -78,6 +77,7 @@ class LoadedPredictor:
 
     predictor: "LeRobotPredictor"
     device: Any  # the torch device the weights are on
+    compiled: Any = None  # the CompiledSmolVLA computing its chunks (--policy.runtime other than torch), or None
 
 
 class PolicyRunner:
@@ -118,14 +118,14 @@ class PolicyRunner:
         loaded = load_policy(checked.checkpoint, "cpu" if options.runtime.compiled else options.device)
         if options.flow_steps is not None:
             loaded.policy.config.num_steps = options.flow_steps  # read per chunk by SmolVLA's sampler
-        forward = None
+        compiled = None
         if options.runtime.compiled:
             from policies.compiled.build import compile_smolvla
 
             compiled = compile_smolvla(loaded, options.runtime, options.precision, options.threads)
-            forward = compiled.predict_action_chunk
+        forward = compiled.predict_action_chunk if compiled else None
         predictor = LeRobotPredictor(loaded, checked.contract, num_threads=options.threads, forward=forward)
-        return LoadedPredictor(predictor, loaded.device)
+        return LoadedPredictor(predictor, loaded.device, compiled)
 
     def _check_runtime(self, checkpoint: "Checkpoint") -> None:
         from policies.compiled.build import refuse_unfit

@@ -16,6 +16,8 @@ Its `predict_action_chunk` takes and returns what `SmolVLAPolicy.predict_action_
 predictor, every engine and real-time chunking use it unchanged.
 """
 
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,14 @@ from policies.compiled.options import PolicyRuntime
 from policies.compiled.sessions import open_session
 
 
+@dataclass(frozen=True)
+class ChunkTiming:
+    """Where one chunk's time went (monotonic seconds): the prefix graph, then each flow-matching step."""
+
+    prefix_s: float
+    steps_s: tuple[float, ...]
+
+
 class CompiledSmolVLA:
     """The chunk of a loaded SmolVLA policy, computed by `runtime` from the graphs in `folder`."""
 
@@ -36,6 +46,8 @@ class CompiledSmolVLA:
         self._prefix = open_session(runtime, folder / PREFIX_FILE, threads)
         self._denoise = open_session(runtime, folder / DENOISE_FILE, threads)
         self.runtime = runtime
+        self.last_timing: ChunkTiming | None = None  # of the latest chunk, for benchmarks and status lines
+        self._steps_s: list[float] = []
 
     def predict_action_chunk(
         self, batch: dict[str, torch.Tensor], noise: torch.Tensor | None = None, **rtc: Any
@@ -59,12 +71,16 @@ class CompiledSmolVLA:
             "lang_masks": _numpy(token_mask),
             "state": _numpy(state),
         }
+        started = time.monotonic()
         pad_masks, keys, values = self._prefix.run(feeds)
+        prefix_s = time.monotonic() - started
+        self._steps_s = []
         if noise is None:
             noise = model.sample_noise((1, int(config.chunk_size), int(config.max_action_dim)), state.device)
         rtc_on = _rtc_enabled(config)
         # RTC's guidance differentiates through the step: PyTorch's, on the compiled prefix
         denoise = _torch_step(model, pad_masks, keys, values) if rtc_on else self._graph_step(pad_masks, keys, values)
+        denoise = self._timed(denoise)
         actions = euler_integrate(
             denoise,
             noise.to(torch.float32),
@@ -75,7 +91,17 @@ class CompiledSmolVLA:
             prev_chunk_left_over=rtc.get("prev_chunk_left_over"),
             execution_horizon=rtc.get("execution_horizon"),
         )
+        self.last_timing = ChunkTiming(prefix_s, tuple(self._steps_s))
         return actions[:, :, : config.action_feature.shape[0]]
+
+    def _timed(self, step):
+        def timed(x_t: torch.Tensor, timestep: torch.Tensor) -> torch.Tensor:
+            started = time.monotonic()
+            velocity = step(x_t, timestep)
+            self._steps_s.append(time.monotonic() - started)
+            return velocity
+
+        return timed
 
     def _graph_step(self, pad_masks: np.ndarray, keys: np.ndarray, values: np.ndarray):
         def step(x_t: torch.Tensor, timestep: torch.Tensor) -> torch.Tensor:

@@ -125,10 +125,26 @@ def test_tiny_act_two_rollouts_recorded(tmp_path, tiny_act_dir):
     check_rollouts(tmp_path / "eval")
 
 
-def test_tiny_smolvla_two_rollouts_recorded(tmp_path, tiny_smolvla_dir):
-    result = run("so101-deploy", *deploy_args(tmp_path, tiny_smolvla_dir, "--engine.kind=async"), timeout_s=300)
+def test_tiny_smolvla_two_rollouts_recorded_through_the_compiled_runtime(tmp_path, tiny_smolvla_dir):
+    # The PyTorch SmolVLA is the same predictor with LeRobot's forward (tests/policies/test_predictor.py);
+    # here the exported graphs, built on first use into the cache, drive the arms.
+    cache = tmp_path / "compiled"
+    args = deploy_args(tmp_path, tiny_smolvla_dir, "--engine.kind=async", "--policy.runtime=openvino")
+    result = run("so101-deploy", *args, timeout_s=300, env={"SO101_COMPILED_CACHE": str(cache)})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "compiled graphs cached in" in result.stderr
+    assert len(list(cache.glob("*/fp32/prefix.onnx"))) == 1
     check_rollouts(tmp_path / "eval")
+
+
+def test_an_act_checkpoint_on_a_compiled_runtime_is_one_line_with_the_fix(tmp_path, tiny_act_dir):
+    args = [f"--config_path={rig_file(tmp_path)}", f"--policy.path={tiny_act_dir}", "--policy.runtime=onnxruntime"]
+    result = run("so101-deploy", *args, "--record=false", timeout_s=120)
+    assert result.returncode == 1
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if "SmolVLA checkpoints only" in line]
+    assert len(lines) == 1
+    assert "--policy.runtime=torch" in lines[0]
+    assert "Traceback" not in result.stdout + result.stderr
 
 
 def test_a_checkpoint_that_does_not_fit_stops_before_loading_weights(tmp_path, tiny_act_dir):
