@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.json_child import run_json_child
 from benchmarks.summary import Row
 
 SIZE = 512  # the cameras' frames and SmolVLA's input, pixels (square)
@@ -80,7 +81,14 @@ QUICK_CALLS = (1, 2)
 
 
 def rss_peak_mb() -> float:
-    """This process's peak resident set, MB (loading included)."""
+    """This process's peak resident set, MB (loading included).
+
+    VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child would report its parent's
+    peak (the parent loads the model to build the graphs).
+    """
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -163,19 +171,23 @@ def _loader(variant: Variant, checkpoint: Path, threads: int):
 
 
 class _TorchSplit:
-    """PyTorch's prefix and per-step times: the model's own calls, timed where the graphs split."""
+    """PyTorch's prefix (image and language embedding, VLM fill) and per-step times, timed where the graphs split."""
 
     def __init__(self, model: Any) -> None:
         self.last: tuple[float, tuple[float, ...]] | None = None
         self._steps: list[float] = []
         self._prefix_s = 0.0
-        forward, denoise = model.vlm_with_expert.forward, model.denoise_step
+        self._prefix_start = 0.0
+        embed, forward, denoise = model.embed_prefix, model.vlm_with_expert.forward, model.denoise_step
+
+        def timed_embed(*args: Any, **kwargs: Any) -> Any:
+            self._prefix_start = time.perf_counter()  # the vision tower runs in here
+            return embed(*args, **kwargs)
 
         def timed_forward(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
             result = forward(*args, **kwargs)
             if kwargs.get("past_key_values") is None:  # the prefix fill, not a step's call
-                self._prefix_s, self._steps = time.perf_counter() - started, []
+                self._prefix_s, self._steps = time.perf_counter() - self._prefix_start, []
             return result
 
         def timed_denoise(*args: Any, **kwargs: Any) -> Any:
@@ -185,6 +197,7 @@ class _TorchSplit:
             self.last = (self._prefix_s, tuple(self._steps))
             return result
 
+        model.embed_prefix = timed_embed
         model.vlm_with_expert.forward = timed_forward
         model.denoise_step = timed_denoise
 
@@ -291,14 +304,8 @@ def record_frames(scratch: Path, count: int) -> Path:
 
 
 def child(arguments: list[str]) -> dict:
-    """This file with `arguments` in a fresh interpreter; its last stdout line is JSON."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.policy_compiled", *arguments], capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        print(done.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(f"child {' '.join(arguments[:3])} failed")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """This file with `arguments` in a fresh interpreter: its JSON result."""
+    return run_json_child("benchmarks.policy_compiled", arguments)
 
 
 def build_graphs(precision: str, checkpoint: Path) -> float:

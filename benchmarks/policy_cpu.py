@@ -30,13 +30,14 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.json_child import run_json_child
 
 CAMERAS = (("left_wrist", 480, 640), ("right_wrist", 480, 640), ("overhead", 480, 640))
 TASK = "Fold the cloth"
@@ -197,14 +198,8 @@ def table(results: list[dict], params: dict) -> str:
 
 
 def child(arguments: list[str]) -> dict:
-    """Run this file with `arguments` in a fresh interpreter; its last stdout line is JSON."""
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.policy_cpu", *arguments], capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        print(done.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(f"child {' '.join(arguments)} failed")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """This file with `arguments` in a fresh interpreter: its JSON result."""
+    return run_json_child("benchmarks.policy_cpu", arguments)
 
 
 def merge(runs: list[dict]) -> dict:

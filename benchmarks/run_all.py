@@ -1,11 +1,11 @@
 """make bench: every benchmark in one go, then one Markdown + JSON table against LeRobot.
 
-    .venv/bin/python -m benchmarks.run_all              # ~15 min on 2 cores
-    .venv/bin/python -m benchmarks.run_all --quick      # smoke run of every script (~4 min)
+    .venv/bin/python -m benchmarks.run_all              # ~45 min on 2 cores (SmolVLA on the CPU: ~25 of them)
+    .venv/bin/python -m benchmarks.run_all --quick      # smoke run of every script (~12 min)
     .venv/bin/python -m benchmarks.run_all --only bus_cycle,judge_bench
 
 Each benchmark runs in its own child process (a clean peak RSS, no shared state) with settings
-sized so that the whole run fits in 15 minutes on 2 cores; a benchmark that fails or overruns its
+sized so that the whole run fits in 45 minutes on 2 cores; a benchmark that fails or overruns its
 time is reported as such and the others still run. Results: outputs/bench/summary.md and
 summary.json (each row: metric, ours, the anchor measured in the same run, ratio, target), beside
 each benchmark's own detailed JSON.
@@ -40,6 +40,15 @@ PLAN: dict[str, tuple[list[str], list[str], float]] = {
     "handover_lerobot": ([], ["--quick"], 420),
     # Ours against it (reads handover_lerobot.json, so after it): ~1 min.
     "handover_ours": ([], ["--quick"], 300),
+    # Full-size SmolVLA on the CPU, LeRobot's PyTorch against the compiled runtime: the headline variants
+    # on 10 recorded observations (~20 min); every variant over 100 is `python -m benchmarks.policy_compiled`.
+    "policy_compiled": (
+        ["--only", "lerobot,torch,openvino,onnxruntime-int8", "--observations", "10"],
+        ["--quick", "--only", "torch,onnxruntime", "--observations", "2"],
+        2400,
+    ),
+    # Deploy on the virtual rig with full-size SmolVLA: starved ticks, PyTorch against OpenVINO (~6 min).
+    "deploy_smolvla": (["--seconds", "40"], ["--quick"], 900),
 }
 
 

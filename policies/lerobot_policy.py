@@ -9,6 +9,7 @@ tick's observation into the batch a policy takes, and lends RTC its latency trac
     pre, post = make_processors(config, folder, overrides)
     batch = pre(prepare_observation(observation, device, task, robot_type))
     to_model = action_normalizer(post)                   # rig-unit actions back into model units
+    smolvla_attention_masks(pad, att); flow_integrate(...)  # SmolVLA's pieces the compiled runtime reuses
 
 Each function raises whatever LeRobot raises; the callers turn that into our typed errors. The
 imports happen when a function is called: importing LeRobot's policies takes seconds, and a
@@ -77,3 +78,25 @@ def latency_tracker() -> Any:
     from lerobot.policies.rtc import LatencyTracker
 
     return LatencyTracker()
+
+
+def smolvla_attention_masks(pad_masks: torch.Tensor, att_masks: torch.Tensor) -> torch.Tensor:
+    """SmolVLA's 2-D attention mask from its pad and block masks (`make_att_2d_masks`)."""
+    from lerobot.policies.smolvla.modeling_smolvla import make_att_2d_masks
+
+    return make_att_2d_masks(pad_masks, att_masks)
+
+
+def flow_integrate(denoise: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], noise: torch.Tensor,
+                   num_steps: int, **rtc: Any) -> torch.Tensor:  # fmt: skip
+    """LeRobot's Euler flow-matching loop (`euler_integrate`), RTC's guidance hook included."""
+    from lerobot.policies.common.flow_matching import euler_integrate
+
+    return euler_integrate(denoise, noise, num_steps, **rtc)
+
+
+def language_keys() -> tuple[str, str]:
+    """The batch keys of the tokenized task and its attention mask (after LeRobot's preprocessor)."""
+    from lerobot.utils.constants import OBS_LANGUAGE_ATTENTION_MASK, OBS_LANGUAGE_TOKENS
+
+    return OBS_LANGUAGE_TOKENS, OBS_LANGUAGE_ATTENTION_MASK

@@ -72,14 +72,20 @@ def quantize_int8(source: Path, target: Path) -> None:
     del model.graph.value_info[:]
     bare = target.with_name(f"bare-{target.name}")
     onnx.save(model, str(bare), save_as_external_data=True, location=f"{bare.name}.data")
-    quantize_dynamic(
-        bare,
-        target,
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        op_types_to_quantize=["MatMul", "Gemm"],
-        use_external_data_format=True,
-    )
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # its advice to pre-process shapes, logged every time, is nothing a user can act on
+    try:
+        quantize_dynamic(
+            bare,
+            target,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul", "Gemm"],
+            use_external_data_format=True,
+        )
+    finally:
+        root.setLevel(level)
     bare.unlink()
     (bare.parent / f"{bare.name}.data").unlink()
 

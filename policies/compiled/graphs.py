@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from policies.lerobot_policy import smolvla_attention_masks
+
 
 @dataclass
 class _Layer:
@@ -61,13 +63,11 @@ class PrefixGraph(nn.Module):
         state: torch.Tensor,  # (batch, max_state_dim)
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Embed the prefix and run every VLM layer over it; keys and values stacked over layers."""
-        from lerobot.policies.smolvla.modeling_smolvla import make_att_2d_masks
-
         model = self.model
         embs, pad_masks, att_masks = model.embed_prefix(
             list(images.unbind(0)), list(image_masks.unbind(0)), lang_tokens, lang_masks, state=state
         )
-        att_2d = make_att_2d_masks(pad_masks, att_masks)
+        att_2d = smolvla_attention_masks(pad_masks, att_masks)
         position_ids = torch.cumsum(pad_masks, dim=1) - 1
         _, cache = model.vlm_with_expert.forward(
             attention_mask=att_2d,

@@ -28,6 +28,7 @@ from policies.compiled.export import DENOISE_FILE, PREFIX_FILE
 from policies.compiled.graphs import TensorCache
 from policies.compiled.options import PolicyRuntime
 from policies.compiled.sessions import open_session
+from policies.lerobot_policy import flow_integrate, language_keys
 
 
 @dataclass(frozen=True)
@@ -53,17 +54,13 @@ class CompiledSmolVLA:
         self, batch: dict[str, torch.Tensor], noise: torch.Tensor | None = None, **rtc: Any
     ) -> torch.Tensor:
         """Normalized actions (1, chunk_size, action dim), as `SmolVLAPolicy.predict_action_chunk` returns them."""
-        from lerobot.policies.common.flow_matching import euler_integrate
-        from lerobot.utils.constants import OBS_LANGUAGE_ATTENTION_MASK, OBS_LANGUAGE_TOKENS
-
+        tokens_key, mask_key = language_keys()
         policy = self._policy
         config = policy.config
         model = policy.model
         images, image_masks = policy.prepare_images(batch)
         state = policy.prepare_state(batch)
-        tokens, token_mask = _pad_tokens(
-            batch[OBS_LANGUAGE_TOKENS], batch[OBS_LANGUAGE_ATTENTION_MASK], int(config.tokenizer_max_length)
-        )
+        tokens, token_mask = _pad_tokens(batch[tokens_key], batch[mask_key], int(config.tokenizer_max_length))
         feeds = {
             "images": _numpy(torch.stack(images)),
             "image_masks": _numpy(torch.stack(image_masks)),
@@ -81,7 +78,7 @@ class CompiledSmolVLA:
         # RTC's guidance differentiates through the step: PyTorch's, on the compiled prefix
         denoise = _torch_step(model, pad_masks, keys, values) if rtc_on else self._graph_step(pad_masks, keys, values)
         denoise = self._timed(denoise)
-        actions = euler_integrate(
+        actions = flow_integrate(
             denoise,
             noise.to(torch.float32),
             int(config.num_steps),
