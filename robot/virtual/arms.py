@@ -5,9 +5,14 @@ The profiles (what a real arm's calibration records, with a seeded variation per
 """
 
 from robot.joints import JOINT_NAMES, MOTOR_IDS, Role
+from robot.virtual.config import ServoDynamics
 from robot.virtual.motor import Motor
-from robot.virtual.physics import JointModel
+from robot.virtual.physics import JointModel, JointPhysics
 from robot.virtual.profiles import JointProfile
+from robot.virtual.servo_dynamics import ArmGravity, ServoJointPhysics
+from robot.virtual.servo_params import ServoParams, load_fitted
+
+GRAVITY_JOINTS = ("shoulder_lift", "elbow_flex", "wrist_flex")  # the joints the arm's weight loads
 
 SUPPLY_V = {Role.FOLLOWER: 12.0, Role.LEADER: 5.0}  # each role's supply unless the rig says (`follower_supply_v`)
 
@@ -24,9 +29,48 @@ def joint_model(profile: JointProfile) -> JointModel:
     )
 
 
+def middle_actual(profile: JointProfile) -> float:
+    """The actual position at the middle of the calibrated range: LeRobot's 0 degrees, steps."""
+    return profile.homing_offset + (profile.range_min + profile.range_max) / 2
+
+
+def fitted_physics(models: dict[str, JointModel], middles: dict[str, float], params: ServoParams) -> list[JointPhysics]:
+    """One arm's joints under the fitted servo model, in `JOINT_NAMES` order, sharing one gravity model."""
+    gravity = ArmGravity(params, [middles[name] for name in GRAVITY_JOINTS])
+    joints = [
+        ServoJointPhysics(
+            models[name],
+            params,
+            params.d_duty(name),
+            (gravity, GRAVITY_JOINTS.index(name)) if name in GRAVITY_JOINTS else None,
+        )
+        for name in JOINT_NAMES
+    ]
+    gravity.attach([joints[JOINT_NAMES.index(name)] for name in GRAVITY_JOINTS])
+    return joints
+
+
 def build_motors(
-    profiles: dict[str, JointProfile], role: Role, t0_s: float, supply_v: float | None = None
+    profiles: dict[str, JointProfile],
+    role: Role,
+    t0_s: float,
+    supply_v: float | None = None,
+    dynamics: ServoDynamics = ServoDynamics.IDEAL,
+    params: ServoParams | None = None,
 ) -> list[Motor]:
-    """Six factory-fresh motors (IDs 1..6, uncalibrated) on one arm's mechanics, fed `supply_v` (default the role's)."""
+    """Six factory-fresh motors (IDs 1..6, uncalibrated) on one arm's mechanics, fed `supply_v` (default the role's).
+
+    `dynamics` fitted puts a follower's joints under the fitted servo model (`params`, default the
+    committed fit); leaders, moved by hand with torque off, always use the ideal one.
+    """
     volts = SUPPLY_V[role] if supply_v is None else supply_v
-    return [Motor(MOTOR_IDS[name], joint_model(profiles[name]), supply_v=volts, t0_s=t0_s) for name in JOINT_NAMES]
+    models = {name: joint_model(profiles[name]) for name in JOINT_NAMES}
+    if dynamics is ServoDynamics.FITTED and role is Role.FOLLOWER:
+        middles = {name: middle_actual(profiles[name]) for name in JOINT_NAMES}
+        physics = fitted_physics(models, middles, params or load_fitted())
+    else:
+        physics = [JointPhysics(models[name]) for name in JOINT_NAMES]
+    return [
+        Motor(MOTOR_IDS[name], models[name], supply_v=volts, t0_s=t0_s, physics=joint)
+        for name, joint in zip(JOINT_NAMES, physics, strict=True)
+    ]

@@ -24,6 +24,13 @@ class TimingMode(StrEnum):
     USB = "usb"
 
 
+class ServoDynamics(StrEnum):
+    """How the emulated followers' servos move toward their goals."""
+
+    IDEAL = "ideal"  # an ideal position servo: speed and acceleration caps and a short first-order lag
+    FITTED = "fitted"  # the STS3215's own loop fitted to real SO-101 arms (robot/virtual/servo_params.py)
+
+
 class VirtualOperator(StrEnum):
     """What the virtual rig's scripted hands do on the leaders (`--virtual_operator` of sim, teleop, record)."""
 
@@ -39,6 +46,9 @@ class VirtualRigConfig:
     state_dir: Path | None = None  # where motor EEPROM persists between runs (like real arms); None: not kept
     timing: TimingMode = TimingMode.WIRE  # instant, wire (1 Mbps wire time) or usb (wire + adapter latency)
     usb_latency_ms: float = 1.0  # usb timing: host-adapter latency per reply, ms
+    # How the followers move: ideal (tracks its goal closely) or fitted (lag, gravity sag, backlash,
+    # a compliant grip, as real SO-101 followers show in recordings; robot/virtual/servo_params.py).
+    dynamics: ServoDynamics = ServoDynamics.IDEAL
     scenario: Path | None = None  # YAML file of fault rules to install at start
     seed: int = 0  # seeds per-arm variation and hand tremor
     tremor_steps: float = 1.5  # operator hand noise amplitude, encoder steps
@@ -92,6 +102,8 @@ def config_from_json(text: str) -> VirtualRigConfig:
             raw[key] = Path(raw[key])
     if "timing" in raw:
         raw["timing"] = TimingMode(raw["timing"])
+    if "dynamics" in raw:
+        raw["dynamics"] = ServoDynamics(raw["dynamics"])
     return VirtualRigConfig(**raw)
 
 

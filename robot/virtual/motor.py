@@ -63,8 +63,11 @@ class MotorState:
 class Motor:
     """An STS3215 on a bus: registers in, registers out, mechanics behind them."""
 
-    def __init__(self, motor_id: int, joint: JointModel, *, supply_v: float, t0_s: float) -> None:
-        self.joint = JointPhysics(joint)
+    def __init__(
+        self, motor_id: int, joint: JointModel, *, supply_v: float, t0_s: float, physics: JointPhysics | None = None
+    ) -> None:
+        """`physics`: the joint's mechanics (default the ideal model on `joint`)."""
+        self.joint = physics if physics is not None else JointPhysics(joint)
         self.supply_v = supply_v
         self._image = factory_image()
         self._cache: dict[str, int] = {}
@@ -162,6 +165,8 @@ class Motor:
             max_accel_steps_s2=accel * _ACCEL_UNIT_STEPS_S2,
             p_gain_scale=self._get("P_Coefficient") / 32.0,
             hand_actual=self.hand_actual,
+            d_gain_scale=self._get("D_Coefficient") / 32.0,
+            max_accel_limit_steps_s2=self._get("Maximum_Acceleration") * _ACCEL_UNIT_STEPS_S2,
         )
 
     def _protect(self, dt_s: float) -> None:

@@ -53,6 +53,9 @@ class Drive:
     max_accel_steps_s2: float  # 0 = unlimited
     p_gain_scale: float  # P_Coefficient / 32
     hand_actual: float | None  # the operator's hand target (torque off)
+    # Read by the fitted servo model only (`servo_dynamics.py`); the ideal model ignores them.
+    d_gain_scale: float = 1.0  # D_Coefficient / 32
+    max_accel_limit_steps_s2: float = 0.0  # Maximum_Acceleration, steps/s² (0 = no limit)
 
 
 class JointPhysics:

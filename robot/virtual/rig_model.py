@@ -16,11 +16,12 @@ from robot.feetech.sts3215 import EEPROM_END, REGISTERS
 from robot.joints import ARM_NAMES, GRIPPER, JOINT_NAMES, Role, Side
 from robot.virtual.arms import build_motors
 from robot.virtual.bus import Emission, TimingConfig, VirtualBus
-from robot.virtual.config import TimingMode, VirtualRigConfig
+from robot.virtual.config import ServoDynamics, TimingMode, VirtualRigConfig
 from robot.virtual.faults import FaultRule, load_scenario
 from robot.virtual.operator import CLOTH_CONTACT_FRACTION, ScriptedOperator, VirtualArm
 from robot.virtual.precalibrated import calibration_values
 from robot.virtual.profiles import arm_profiles, calibration_pose
+from robot.virtual.servo_params import load_fitted
 from robot.virtual.trace import Trace
 from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, correction, to_pose
 
@@ -57,13 +58,15 @@ class VirtualRigModel:
         self.faults: list[FaultRule] = []
         timing = TimingConfig(mode=TimingMode(config.timing), usb_latency_ms=config.usb_latency_ms)
         t0 = clock()
+        dynamics = ServoDynamics(config.dynamics)
+        params = load_fitted() if dynamics is ServoDynamics.FITTED else None
         self.buses: dict[str, VirtualBus] = {}
         arms: dict[str, VirtualArm] = {}
         for name in ARM_NAMES:
             role = _role(name)
             profiles = arm_profiles(name, role, config.seed)
             supply_v = config.follower_supply_v if role is Role.FOLLOWER else None
-            motors = build_motors(profiles, role, t0, supply_v)
+            motors = build_motors(profiles, role, t0, supply_v, dynamics, params)
             self.buses[name] = VirtualBus(name, motors, timing=timing, faults=self.faults, trace=self.trace)
             arms[name] = VirtualArm(name, motors, profiles)
         self.arms = arms

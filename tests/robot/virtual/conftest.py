@@ -1,6 +1,6 @@
 import pytest
 
-from robot.virtual.config import TimingMode, VirtualRigConfig
+from robot.virtual.config import ServoDynamics, TimingMode, VirtualRigConfig
 from robot.virtual.rig_model import VirtualRigModel
 from tests.support.clocks import FakeClock
 
@@ -12,4 +12,6 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def model(clock: FakeClock) -> VirtualRigModel:
-    return VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, tremor_steps=0.0), clock=clock)
+    # Explicitly the ideal servo: every behaviour test here pins what `ideal` does.
+    config = VirtualRigConfig(timing=TimingMode.INSTANT, tremor_steps=0.0, dynamics=ServoDynamics.IDEAL)
+    return VirtualRigModel(config, clock=clock)
