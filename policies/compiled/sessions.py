@@ -5,9 +5,10 @@ intra-op thread count of each graph (the two graphs never run at once); None let
 every core.
 """
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -48,9 +49,7 @@ class OpenVinoSession:
     """A graph compiled by OpenVINO for this CPU (its compiled blob cached in `cache_dir`)."""
 
     def __init__(self, path: Path, threads: int | None, cache_dir: Path) -> None:
-        import openvino as ov
-
-        core = ov.Core()
+        core = openvino_core()
         config: dict[str, object] = {"CACHE_DIR": str(cache_dir), "PERFORMANCE_HINT": "LATENCY"}
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
@@ -63,6 +62,21 @@ class OpenVinoSession:
         """The graph's outputs for `feeds`."""
         results = self._request.infer({name: feeds[name] for name in self.input_names})
         return [np.asarray(results[port]) for port in self._compiled.outputs]
+
+
+@functools.cache
+def openvino_core() -> Any:
+    """The process's one OpenVINO `Core`, never released.
+
+    Creating a Core's CPU plugin installs an alternate signal stack on the calling thread, and
+    releasing the plugin frees that memory without uninstalling it. Once two Cores (one per graph)
+    had been made and released, the next signal handled on that thread ran on freed memory and the
+    process died of SIGSEGV: the suite's signal tests did, after the compiled-runtime tests, and a
+    command would skip its safe exit. One Core kept for the process's life keeps the stack valid.
+    """
+    import openvino as ov
+
+    return ov.Core()
 
 
 def open_session(runtime: PolicyRuntime, path: Path, threads: int | None) -> GraphSession:
