@@ -235,28 +235,11 @@ def _lerobot_loader(checkpoint: Path):
 
 def build_checkpoint(directory: Path, cameras: tuple[tuple[str, int, int], ...] = CAMERAS) -> int:
     """Full-size SmolVLA (in `directory`/smolvla) for `cameras` (name, height, width); its parameter count."""
-    import torch
-    from lerobot.policies import SmolVLAConfig
-    from lerobot.policies.smolvla.modeling_smolvla import SmolVLAPolicy
-
-    from policies.testing.tiny_policies import (
-        SMOLVLM2_500M,
-        policy_features,
-        save_checkpoint,
-        with_processors,
-        write_tiny_vlm,
-    )
+    from benchmarks.policy_cpu import save_smolvla
+    from policies.testing.tiny_policies import policy_features
     from robot.joints import BIMANUAL_KEYS
 
-    inputs, outputs, stats = policy_features(cameras, BIMANUAL_KEYS, BIMANUAL_KEYS)
-    vlm = write_tiny_vlm(directory / "smolvlm2_500m_config", size=SMOLVLM2_500M)
-    torch.manual_seed(0)
-    config = SmolVLAConfig(
-        input_features=inputs, output_features=outputs, device="cpu", vlm_model_name=str(vlm), load_vlm_weights=False
-    )
-    policy = with_processors(SmolVLAPolicy(config), config, stats)
-    save_checkpoint(policy, directory / "smolvla")
-    return sum(p.numel() for p in policy.policy.parameters())
+    return save_smolvla(directory, *policy_features(cameras, BIMANUAL_KEYS, BIMANUAL_KEYS))
 
 
 def record_frames(scratch: Path, count: int) -> Path:

@@ -59,7 +59,7 @@ def build(directory: Path, policies: list[str]) -> dict:
     if "act" in policies:
         params["act"] = _save_act(directory / "act", inputs, outputs, stats)
     if "smolvla" in policies:
-        params["smolvla"] = _save_smolvla(directory, inputs, outputs, stats)
+        params["smolvla"] = save_smolvla(directory, inputs, outputs, stats)
     return params
 
 
@@ -79,7 +79,8 @@ def _save_act(directory: Path, inputs: dict, outputs: dict, stats: dict) -> int:
     return sum(p.numel() for p in act.policy.parameters())
 
 
-def _save_smolvla(directory: Path, inputs: dict, outputs: dict, stats: dict) -> int:
+def save_smolvla(directory: Path, inputs: dict, outputs: dict, stats: dict) -> int:
+    """Full-size SmolVLA (SmolVLM2-500M's dimensions, seed 0) into `directory`/smolvla; its parameter count."""
     import torch
     from lerobot.policies import SmolVLAConfig
     from lerobot.policies.smolvla.modeling_smolvla import SmolVLAPolicy
