@@ -381,7 +381,7 @@ def table(results: dict[str, dict]) -> str:
         lines.append(
             f"| {name} | {r['threads']} | {num(r.get('build_s'), 0)} | {num(r['median_s'])} | {num(r['p95_s'])} "
             f"| {num(r.get('prefix_median_s'))} | {steps} | {r['peak_rss_mb']:.0f} | {speed} "
-            f"| {num(r.get('deviation_max_deg'), 4)} | {num(r.get('deviation_mean_deg'), 5)} |"
+            f"| {num(r.get('deviation_max_deg'), 6)} | {num(r.get('deviation_mean_deg'), 6)} |"
         )
     return "\n".join(lines)
 

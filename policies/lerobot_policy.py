@@ -87,8 +87,9 @@ def smolvla_attention_masks(pad_masks: torch.Tensor, att_masks: torch.Tensor) ->
     return make_att_2d_masks(pad_masks, att_masks)
 
 
-def flow_integrate(denoise: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], noise: torch.Tensor,
-                   num_steps: int, **rtc: Any) -> torch.Tensor:  # fmt: skip
+def flow_integrate(
+    denoise: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], noise: torch.Tensor, num_steps: int, **rtc: Any
+) -> torch.Tensor:
     """LeRobot's Euler flow-matching loop (`euler_integrate`), RTC's guidance hook included."""
     from lerobot.policies.common.flow_matching import euler_integrate
 

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from policies.compiled.cache import BuildProgress, compiled_graphs, default_cache_root
+from policies.compiled.cache import BuildProgress, compiled_graphs
 from policies.compiled.options import PolicyRuntime, WeightPrecision
 from policies.compiled.smolvla import CompiledSmolVLA
 from policies.errors import RuntimeChoiceError
@@ -43,7 +43,10 @@ def compile_smolvla(
         folder, built = compiled_graphs(loaded.policy, directory, precision, progress=progress)
     if built and not quiet:
         print(f"compiled graphs cached in {folder} (reused while the checkpoint is unchanged)", file=sys.stderr)
-    return CompiledSmolVLA(loaded.policy, folder, runtime, threads=threads)
+    from policies.predictor import default_num_threads
+
+    # As torch's: every core on 1-2 cores, else one left for the control loop (--policy.threads' help)
+    return CompiledSmolVLA(loaded.policy, folder, runtime, threads=threads or default_num_threads())
 
 
 class _RichProgress:
@@ -72,4 +75,4 @@ def _progress(title: str, quiet: bool) -> Iterator[BuildProgress]:
         yield _RichProgress(progress, progress.add_task(title, total=1000, stage="hashing the checkpoint"))
 
 
-__all__ = ["compile_smolvla", "default_cache_root", "refuse_unfit"]
+__all__ = ["compile_smolvla", "refuse_unfit"]

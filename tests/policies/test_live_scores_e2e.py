@@ -58,9 +58,15 @@ def test_scores_typed_at_the_end_of_rollouts_are_human_labels_in_the_report(tmp_
     assert reported.returncode == 0, reported.stdout[-2000:] + reported.stderr[-2000:]
     [policy] = json.loads((out / "report.json").read_text())["policies"]
     agreement = {row["label"]: row for row in policy["agreement"]}
-    # Rollout 0's scores pair with the heuristic judge's where it scored (rollout 1 was skipped: no pair).
-    assert agreement["R1"]["n"] == 1, agreement
-    assert sum(agreement[c]["n"] for c in ("R1", "R2", "R3")) >= 2, agreement
+    # Rollout 0's scores pair with the heuristic judge's exactly where it scored (rollout 1 was skipped:
+    # no pair). Which criteria it scores depends on the motion recorded (it abstains on thin evidence,
+    # more often on a loaded machine), so the expectation is read from the report, not fixed.
+    [first] = [e for e in policy["episodes"] if e["episode_index"] == 0]
+    judged_criteria = {c for c, cell in first["criteria"].items() if cell["unadjusted"]["score"] is not None}
+    assert judged_criteria, "the heuristic judge scored nothing on rollout 0"
+    assert {c: agreement[c]["n"] for c in ("R1", "R2", "R3")} == {
+        c: int(c in judged_criteria) for c in ("R1", "R2", "R3")
+    }, agreement
     cell = policy["episodes"][0]["criteria"]["R2"]
     assert (cell["override"]["reviewer"], cell["override"]["reason"], cell["effective"]["score"]) == (
         "ana",
