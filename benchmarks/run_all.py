@@ -47,6 +47,9 @@ PLAN: dict[str, tuple[list[str], list[str], float]] = {
         ["--quick", "--only", "torch,onnxruntime", "--observations", "2"],
         2400,
     ),
+    # The virtual followers' fitted servo model against real SO-101 recordings (when present: they are
+    # not committed; `$SO101_SERVO_RECORDINGS` or outputs/servo_recordings/): the committed table's fidelity.
+    "servo_fit": (["--validate-only"], ["--validate-only"], 120),
     # Deploy on the virtual rig with full-size SmolVLA: starved ticks, PyTorch against OpenVINO (~6 min).
     "deploy_smolvla": (["--seconds", "40"], ["--quick"], 900),
 }

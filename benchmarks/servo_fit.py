@@ -1,19 +1,23 @@
 """Fit the virtual rig's servo model to real SO-101 follower recordings and report its fidelity.
 
-    .venv/bin/python -m benchmarks.servo_fit --recordings /path/to/recordings
+    .venv/bin/python -m benchmarks.servo_fit --recordings /path/to/recordings   # fit, validate, rewrite the table
+    .venv/bin/python -m benchmarks.servo_fit --validate-only                    # the committed table's fidelity
 
+Recordings are read from `--recordings`, else `$SO101_SERVO_RECORDINGS`, else outputs/servo_recordings/.
 Each recording (a LeRobot v3 folder: meta/info.json, data/chunk-*/file-*.parquet) is converted to
 degrees (`benchmarks/servo_recordings.py`); the model's free rows (`robot/virtual/servo_params.py`)
 are fitted on all recordings but one, and the held-out one is replayed through the whole emulated
 follower for the report: per joint, real and emulated lag (frames), mean and p95 tracking error
 |state[t+1] - action[t]|, gravity sag on shoulder_lift and elbow_flex, and the emulated-vs-real
 state difference, with the acceptance targets of issue 23. The fitted rows are written to
-`robot/virtual/servo_fitted.json` (`--out`), and one held-out episode is plotted under
-outputs/bench/. Without recordings it says so and skips (they are not committed: no licence).
+`robot/virtual/servo_fitted.json` (`--table`), the report to `--out` (its `summary` rows go into
+`make bench`'s table), and one held-out episode is plotted under outputs/bench/. Without recordings
+it says so and skips (they are not committed: their repositories carry no licence).
 """
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -24,11 +28,16 @@ import numpy as np
 from benchmarks.servo_recordings import DEG_PER_STEP, Recording, find_recordings, load_recording
 from benchmarks.servo_replay import LAG_FRAMES_MAX, STILL_DEG, STILL_FRAMES, fit, replay_arm
 from robot.joints import JOINT_NAMES
-from robot.virtual.servo_params import FITTED_FILE, FITTED_KEYS, ServoParams
+from robot.virtual.servo_params import FITTED_FILE, FITTED_KEYS, ServoParams, load_fitted
 
 SAG_JOINTS = ("shoulder_lift", "elbow_flex")
 WORKING_FRACTION = 0.8  # sag counts only within this fraction of the half range around the middle
-FREE = ("p_duty_per_step", "latency_s", "backlash_steps", "d_duty_s_per_step")
+# The fitted rows. Backlash is not among them: the recordings barely constrain it (a fit with it
+# free moved the cost by 2 % while taking it to 9 steps, past the datasheet's 0.5 degrees, and it
+# then overstated the held-out arm's elbow sag by 70 %), so it stays at the datasheet's bound.
+FREE = FITTED_KEYS
+RECORDINGS_ENV = "SO101_SERVO_RECORDINGS"
+DEFAULT_RECORDINGS = Path("outputs/servo_recordings")
 
 
 def working_masks(recording: Recording) -> list[np.ndarray]:
@@ -137,6 +146,23 @@ def write_fitted(path: Path, params: ServoParams, train: list[Recording], held_o
     path.write_text(json.dumps(document, indent=2, default=float) + "\n")
 
 
+def summary_rows(report: dict, held_out: str) -> list[dict]:
+    """`make bench`'s rows: per joint, the emulated follower's mean tracking error against the real arm's."""
+    return [
+        {
+            "benchmark": "servo_fit",
+            "metric": f"{joint} mean tracking error |state[t+1] - action[t]|",
+            "unit": "deg",
+            "ours": row["emulated"]["err_mean_deg"],
+            "anchor": row["real"]["err_mean_deg"],
+            "anchor_name": f"real SO-101 follower ({held_out}, held out)",
+            "higher_is_better": False,
+            "target": "within ±30 % of the real arm's; lag within 1 frame",
+        }
+        for joint, row in report.items()
+    ]
+
+
 def print_report(report: dict) -> bool:
     """The fidelity table; True when every target is met."""
     print(
@@ -158,23 +184,45 @@ def print_report(report: dict) -> bool:
     return all_met
 
 
+def recordings_folder(given: Path | None) -> Path:
+    """`--recordings`, else `$SO101_SERVO_RECORDINGS`, else outputs/servo_recordings."""
+    if given is not None:
+        return given
+    return Path(os.environ[RECORDINGS_ENV]) if os.environ.get(RECORDINGS_ENV) else DEFAULT_RECORDINGS
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recordings", type=Path, default=None, help="folder of LeRobot v3 follower recordings")
+    parser.add_argument(
+        "--recordings",
+        type=Path,
+        default=None,
+        help=f"folder of LeRobot v3 follower recordings (default ${RECORDINGS_ENV}, else {DEFAULT_RECORDINGS})",
+    )
     parser.add_argument(
         "--held-out", default=None, help="recording to validate on (default: one with a joint that never followed)"
     )
     parser.add_argument("--units", choices=("auto", "degrees", "range_m100"), default="auto")
-    parser.add_argument("--out", type=Path, default=FITTED_FILE, help="where the fitted table goes")
+    parser.add_argument(
+        "--validate-only", action="store_true", help="no fit: report the committed table's fidelity (make bench)"
+    )
+    parser.add_argument("--table", type=Path, default=FITTED_FILE, help="where the fitted table goes")
+    parser.add_argument("--out", type=Path, default=Path("outputs/bench/servo_fit.json"), help="the report (JSON)")
     parser.add_argument("--plot", type=Path, default=Path("outputs/bench/servo_fit_heldout.png"))
     parser.add_argument("--max-evaluations", type=int, default=250)
     args = parser.parse_args(argv)
-    folders = find_recordings(args.recordings)
+    folder = recordings_folder(args.recordings)
+    folders = find_recordings(folder)
     if not folders:
-        print(
-            f"servo_fit: skipped: no LeRobot recordings under {args.recordings} (--recordings DIR, each with "
-            "meta/info.json and data/; the real SO-101 recordings are not committed: no licence)"
+        why = (
+            f"no LeRobot recordings under {folder} (--recordings DIR or ${RECORDINGS_ENV}, each recording a "
+            "folder with meta/info.json and data/; the real SO-101 recordings are not committed: no licence; "
+            "benchmarks/README.md names them)"
         )
+        print(f"servo_fit: skipped: {why}")
+        # A report that says so, with no rows: make bench's table must not show an older run's.
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"skipped": why, "summary": []}, indent=2) + "\n")
         return 0
     recordings = [load_recording(f, args.units) for f in folders]
     for r in recordings:
@@ -189,26 +237,36 @@ def main(argv: list[str] | None = None) -> int:
     train = [r for r in recordings if r is not held] or [held]
     if len(recordings) == 1:
         print("only one recording: fitting and validating on it (no held-out check)")
-    started = time.monotonic()
-    result = fit(
-        train,
-        ServoParams(),
-        FREE,
-        args.max_evaluations,
-        lambda n, c: print(f"\r  fit: evaluation {n}, cost {c:.3f}", end="", file=sys.stderr, flush=True),
-    )
-    print(file=sys.stderr)
-    print(
-        f"fitted on {', '.join(r.name for r in train)} in {time.monotonic() - started:.0f} s, "
-        f"{result.evaluations} evaluations; cost {result.cost_before:.3f} -> {result.cost_after:.3f}"
-    )
-    for key in FITTED_KEYS:
-        print(f"  {key} = {getattr(result.params, key)}")
-    report, emulated = validate(held, result.params)
+    if args.validate_only:
+        params = load_fitted(args.table)
+        print(f"validating the table in {args.table} (no fit)")
+    else:
+        started = time.monotonic()
+        result = fit(
+            train,
+            ServoParams(),
+            FREE,
+            args.max_evaluations,
+            lambda n, c: print(f"\r  fit: evaluation {n}, cost {c:.3f}", end="", file=sys.stderr, flush=True),
+        )
+        print(file=sys.stderr)
+        print(
+            f"fitted on {', '.join(r.name for r in train)} in {time.monotonic() - started:.0f} s, "
+            f"{result.evaluations} evaluations; cost {result.cost_before:.3f} -> {result.cost_after:.3f}"
+        )
+        params = result.params
+        for key in FITTED_KEYS:
+            print(f"  {key} = {getattr(params, key)}")
+    report, emulated = validate(held, params)
     print(f"held-out {held.name} ({held.source}), degrees:")
     all_met = print_report(report)
     print(f"acceptance targets: {'all met' if all_met else 'not all met'}")
-    write_fitted(args.out, result.params, train, held, report)
+    if not args.validate_only:
+        write_fitted(args.table, params, train, held, report)
+        print(f"wrote {args.table}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    document = {"held_out": held.name, "all_targets_met": all_met, "fidelity": report}
+    args.out.write_text(json.dumps(document | {"summary": summary_rows(report, held.name)}, indent=2) + "\n")
     plot(held, emulated, args.plot)
     print(f"wrote {args.out} and {args.plot}")
     return 0

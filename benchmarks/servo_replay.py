@@ -19,17 +19,26 @@ from scipy.optimize import minimize
 from benchmarks.servo_recordings import DEG_PER_STEP, Recording
 from robot.feetech.sts3215 import REGISTERS
 from robot.joints import GRIPPER, JOINT_NAMES, Role
-from robot.virtual.arms import GRAVITY_JOINTS, build_motors
+from robot.virtual.arms import build_motors
 from robot.virtual.config import ServoDynamics
 from robot.virtual.physics import Drive, JointModel
 from robot.virtual.profiles import JointProfile
 from robot.virtual.servo_dynamics import ArmGravity, ServoJointPhysics
-from robot.virtual.servo_params import ServoParams
+from robot.virtual.servo_params import (
+    GRAVITY_JOINTS,
+    LEROBOT_ACCELERATION,
+    LEROBOT_GAINS,
+    LEROBOT_GRIPPER,
+    ServoParams,
+)
 
 # What LeRobot 0.6.1's SOFollower.configure() writes (so_follower.py, feetech.py configure_motors).
-LEROBOT_CONFIGURE = {"Return_Delay_Time": 0, "Maximum_Acceleration": 254, "Acceleration": 254, "Operating_Mode": 0}
-LEROBOT_GAINS = {"P_Coefficient": 16, "I_Coefficient": 0, "D_Coefficient": 32}
-LEROBOT_GRIPPER = {"Max_Torque_Limit": 500, "Protection_Current": 250, "Overload_Torque": 25}
+LEROBOT_CONFIGURE = {
+    "Return_Delay_Time": 0,
+    "Maximum_Acceleration": LEROBOT_ACCELERATION,
+    "Acceleration": LEROBOT_ACCELERATION,
+    "Operating_Mode": 0,
+}
 LAG_FRAMES_MAX = 10
 STILL_FRAMES = 10  # the goal held within STILL_DEG for this many frames counts as holding still
 STILL_DEG = 0.5

@@ -10,9 +10,7 @@ from robot.virtual.motor import Motor
 from robot.virtual.physics import JointModel, JointPhysics
 from robot.virtual.profiles import JointProfile
 from robot.virtual.servo_dynamics import ArmGravity, ServoJointPhysics
-from robot.virtual.servo_params import ServoParams, load_fitted
-
-GRAVITY_JOINTS = ("shoulder_lift", "elbow_flex", "wrist_flex")  # the joints the arm's weight loads
+from robot.virtual.servo_params import GRAVITY_JOINTS, ServoParams, load_fitted
 
 SUPPLY_V = {Role.FOLLOWER: 12.0, Role.LEADER: 5.0}  # each role's supply unless the rig says (`follower_supply_v`)
 
@@ -61,13 +59,14 @@ def build_motors(
     """Six factory-fresh motors (IDs 1..6, uncalibrated) on one arm's mechanics, fed `supply_v` (default the role's).
 
     `dynamics` fitted puts a follower's joints under the fitted servo model (`params`, default the
-    committed fit); leaders, moved by hand with torque off, always use the ideal one.
+    committed fit, at the motors' supply: a lower one makes them weaker and slower); leaders, moved
+    by hand with torque off, always use the ideal one.
     """
     volts = SUPPLY_V[role] if supply_v is None else supply_v
     models = {name: joint_model(profiles[name]) for name in JOINT_NAMES}
     if dynamics is ServoDynamics.FITTED and role is Role.FOLLOWER:
         middles = {name: middle_actual(profiles[name]) for name in JOINT_NAMES}
-        physics = fitted_physics(models, middles, params or load_fitted())
+        physics = fitted_physics(models, middles, (params or load_fitted()).at_supply(volts))
     else:
         physics = [JointPhysics(models[name]) for name in JOINT_NAMES]
     return [

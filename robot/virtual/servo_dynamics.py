@@ -40,6 +40,7 @@ from robot.virtual.servo_params import GRAVITY_M_S2, STEPS_PER_REV, ServoParams
 
 _RAD_PER_STEP = 2 * math.pi / STEPS_PER_REV
 _GOAL_CHANGED_STEPS = 1e-6  # a goal that moved less than this is the same goal
+_MAX_INTEGRATED_S = 4.0  # a full-range move at the gripper's half torque, and its tail, take under 3 s
 _GRAVITY_LOADED = 0.02  # above this fraction of stall torque, gravity holds the output against the play
 
 
@@ -121,7 +122,10 @@ class ServoJointPhysics(JointPhysics):
         if not drive.torque_on or drive.goal_actual is None:
             self._goal = self._written = self._resting = None
             self._pending.clear()
-            super().advance(dt_s, drive)  # the hand, exactly as in the ideal model
+            # The hand, exactly as in the ideal model: its own integration, not the loop's (the names
+            # differ on purpose: the base class's advance calls its _substeps and _settle, and an
+            # override here once ran the loop with torque off, so gravity let a released arm fall).
+            super().advance(dt_s, drive)
             self.gear_position = self.position
             self._now_s += dt_s
             return
@@ -152,14 +156,21 @@ class ServoJointPhysics(JointPhysics):
             # At rest: nothing moves while the goal and the load stay (an idle rig costs almost nothing).
             goal, external = self._resting
             if goal == self._goal and abs(external - self._gravity_fraction()) < 1e-4:
-                self._settle(dt_s, drive)
+                self._rest(dt_s)
                 return
             self._resting = None
-        integrated = min(dt_s, MAX_INTEGRATED_S)
-        steps = max(1, math.ceil(integrated / SUBSTEP_S))
-        self._substeps(steps, integrated / steps, drive)
-        if dt_s > integrated:
-            self._settle(dt_s - integrated, drive)
+        # A long gap is integrated a second at a time until the joint comes to rest (the ideal model
+        # jumps to its goal; this loop's tail has no closed form once saturation and play are in it),
+        # for at most _MAX_INTEGRATED_S: then it is wherever that left it.
+        remaining, integrated_s = dt_s, 0.0
+        while remaining > 0 and integrated_s < _MAX_INTEGRATED_S and (integrated_s == 0 or self._resting is None):
+            chunk = min(remaining, MAX_INTEGRATED_S)
+            steps = max(1, math.ceil(chunk / SUBSTEP_S))
+            self._loop_substeps(steps, chunk / steps, drive)
+            remaining -= chunk
+            integrated_s += chunk
+        if remaining > 0:
+            self._rest(remaining)
 
     def _gravity_fraction(self) -> float:
         if self._gravity is None:
@@ -167,7 +178,7 @@ class ServoJointPhysics(JointPhysics):
         arm, index = self._gravity
         return arm.load_fraction(index)
 
-    def _substeps(self, steps: int, h: float, drive: Drive) -> None:
+    def _loop_substeps(self, steps: int, h: float, drive: Drive) -> None:
         """`steps` substeps of `h` seconds; gravity and the register settings are held for the interval."""
         p, model = self.params, self.model
         goal = self._goal if self._goal is not None else self.gear_position
@@ -224,7 +235,7 @@ class ServoJointPhysics(JointPhysics):
         self.gear_position, self.position, self.velocity, self.temperature_c = x, y, w, temperature
         self.load_permille = duty * 1000.0
 
-    def _settle(self, dt_s: float, drive: Drive) -> None:
+    def _rest(self, dt_s: float) -> None:
         """A long idle gap: the joint is where the last second of integration left it; heat relaxes."""
         self.velocity = 0.0
         model = self.model

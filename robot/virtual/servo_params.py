@@ -11,13 +11,19 @@ Max_Torque_Limit, Goal_Velocity), as the firmware does.
 """
 
 import json
+import math
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from robot.joints import JOINT_NAMES
 
 FITTED_FILE = Path(__file__).with_name("servo_fitted.json")
+# The position-loop gains LeRobot 0.6.1's SOFollower.configure() writes to every follower motor.
+LEROBOT_GAINS = {"P_Coefficient": 16, "I_Coefficient": 0, "D_Coefficient": 32}
+LEROBOT_ACCELERATION = 254  # its Acceleration and Maximum_Acceleration, register units
+LEROBOT_GRIPPER = {"Max_Torque_Limit": 500, "Protection_Current": 250, "Overload_Torque": 25}  # the gripper's
 STEPS_PER_REV = 4096
+GRAVITY_JOINTS = ("shoulder_lift", "elbow_flex", "wrist_flex")  # the joints the arm's weight loads
 GRAVITY_M_S2 = 9.81
 
 
@@ -29,6 +35,7 @@ class ServoParams:
     stall_torque_nm: float = 2.94  # stall torque, N·m: 30 kg·cm (Feetech STS3215 C018/C047 at 12 V)
     no_load_speed_steps_s: float = 3072.0  # no-load speed, steps/s: 45 rpm at 12 V × 4096 / 60 (datasheet)
     accel_unit_steps_s2: float = 100.0  # Acceleration register unit, steps/s² (Feetech memory table)
+    rated_supply_v: float = 12.0  # the supply the two figures above are given at, V (datasheet)
     # --- URDF: planar gravity model of the shoulder_lift / elbow_flex / wrist_flex chain ----------
     # All three axes are parallel (+y in the URDF); a positive joint angle lowers the arm, and a
     # positive LeRobot degree (and encoder step) is a positive URDF angle. Positions are (x, z) in
@@ -44,17 +51,96 @@ class ServoParams:
     p_duty_per_step: float = 0.0012  # duty per encoder step of error, per P_Coefficient unit (fitted)
     d_duty_s_per_step: tuple[float, ...] = (4e-5,) * 6  # duty per step/s of speed, per D unit (fitted)
     latency_s: float = 0.04  # bus + firmware delay before a new Goal_Position acts, s (fitted)
-    backlash_steps: float = 6.0  # gearbox play at the output, steps (datasheet ≤ 0.5° = 5.7; fitted)
+    backlash_steps: float = 5.7  # gearbox play at the output, steps: the datasheet's bound, ≤ 0.5° (not fitted)
     # --- gripper on an object (not fitted: the recordings do not say when an object was held) -----
     object_stiffness_per_step: float = 0.01  # object's push back, fraction of stall torque per step squeezed
     object_max_squeeze_steps: float = 80.0  # the object cannot be squeezed further than this, steps
+
+    def at_supply(self, supply_v: float) -> "ServoParams":
+        """The table for a motor fed `supply_v` volts: stall torque and no-load speed scale with it.
+
+        A DC motor's stall current (so its torque) and its back-EMF-limited speed are both
+        proportional to the voltage across it: a follower on a 7.4 V supply (the rig file's
+        `virtual.follower_supply_v`, as a 5 V build or a missing 12 V adapter gives) sags under
+        gravity and moves at 7.4/12 of the rated figures.
+        """
+        scale = supply_v / self.rated_supply_v
+        return replace(
+            self,
+            stall_torque_nm=self.stall_torque_nm * scale,
+            no_load_speed_steps_s=self.no_load_speed_steps_s * scale,
+            rated_supply_v=supply_v,
+        )
 
     def d_duty(self, joint: str) -> float:
         """`d_duty_s_per_step` of one joint."""
         return self.d_duty_s_per_step[JOINT_NAMES.index(joint)]
 
+    # --- what the model implies: the bounds tests and reports derive from the table --------------
 
-FITTED_KEYS = ("p_duty_per_step", "d_duty_s_per_step", "latency_s", "backlash_steps")
+    def time_constant_s(self, joint: str) -> float:
+        """The loop's first-order time constant under LeRobot's gains, s (below the torque limit).
+
+        Unsaturated, the motor turns at w·(kp·e)/(1 + w·kd) (`servo_dynamics.py`), so the error
+        decays as exp(-t/τ) with τ = (1 + w·kd)/(w·kp).
+        """
+        kp = self.p_duty_per_step * LEROBOT_GAINS["P_Coefficient"]
+        kd = self.d_duty(joint) * LEROBOT_GAINS["D_Coefficient"]
+        w = self.no_load_speed_steps_s
+        return (1.0 + w * kd) / (w * kp)
+
+    def tracking_lag_s(self, joint: str) -> float:
+        """How far behind a steadily moving goal the joint runs, s: the latency plus the time constant."""
+        return self.latency_s + self.time_constant_s(joint)
+
+    def move_s(
+        self, joint: str, distance_steps: float, within_steps: float, torque_limit_fraction: float = 1.0
+    ) -> float:
+        """About how long a joint takes to get within `within_steps` of rest from `distance_steps` away, s.
+
+        Under LeRobot's gains: the latency; then, while the error is large enough to saturate the loop,
+        the speed the torque limit allows (reached under LeRobot's Acceleration, 254); then the loop's
+        exponential tail.
+        No load: gravity shifts where the joint rests (`holding_offset_steps`), little how fast.
+        """
+        kp = self.p_duty_per_step * LEROBOT_GAINS["P_Coefficient"]
+        saturated_steps = torque_limit_fraction / kp
+        seconds, error = self.latency_s, float(distance_steps)
+        if error > saturated_steps:
+            speed = self.no_load_speed_steps_s * torque_limit_fraction
+            accel = LEROBOT_ACCELERATION * self.accel_unit_steps_s2
+            seconds += (error - saturated_steps) / speed + speed / accel
+            error = saturated_steps
+        if error > within_steps:
+            seconds += self.time_constant_s(joint) * math.log(error / within_steps)
+        return seconds
+
+    def holding_offset_steps(self, load_fraction: float) -> float:
+        """How far from its goal a joint holding `load_fraction` of its stall torque rests, steps.
+
+        The loop's give under the load, plus half the gearbox play the load takes up.
+        """
+        kp = self.p_duty_per_step * LEROBOT_GAINS["P_Coefficient"]
+        return abs(load_fraction) / kp + (self.backlash_steps / 2.0 if load_fraction else 0.0)
+
+    def worst_gravity_fraction(self, joint: str) -> float:
+        """At most how much gravity loads `joint` in any pose, as a fraction of stall torque.
+
+        Each link beyond the joint counted at its full distance from the axis; 0 for a joint gravity
+        does not load.
+        """
+        if joint not in GRAVITY_JOINTS:
+            return 0.0
+        first = GRAVITY_JOINTS.index(joint)
+        axis = self.gravity_axis_xz_m[first]
+        moment = sum(
+            mass * math.dist(axis, com)
+            for mass, com in zip(self.gravity_mass_kg[first:], self.gravity_com_xz_m[first:], strict=True)
+        )
+        return GRAVITY_M_S2 * moment / self.stall_torque_nm
+
+
+FITTED_KEYS = ("p_duty_per_step", "latency_s", "d_duty_s_per_step")
 
 
 def load_fitted(path: Path = FITTED_FILE) -> ServoParams:

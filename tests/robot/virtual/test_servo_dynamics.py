@@ -32,15 +32,10 @@ LEROBOT = {
 class Arm:
     """One emulated follower under the fitted model, configured as LeRobot's configure() leaves it."""
 
-    def __init__(self, params: ServoParams) -> None:
+    def __init__(self, params: ServoParams, supply_v: float | None = None) -> None:
         self.t = 0.0
-        self.motors = dict(
-            zip(
-                JOINT_NAMES,
-                build_motors(FOLLOWER_PROFILE, Role.FOLLOWER, 0.0, dynamics=ServoDynamics.FITTED, params=params),
-                strict=True,
-            )
-        )
+        motors = build_motors(FOLLOWER_PROFILE, Role.FOLLOWER, 0.0, supply_v, ServoDynamics.FITTED, params)
+        self.motors = dict(zip(JOINT_NAMES, motors, strict=True))
         for joint in self.motors:
             profile = FOLLOWER_PROFILE[joint]
             calibration = {
@@ -106,6 +101,30 @@ def test_the_arm_sags_under_gravity_toward_increasing_steps_as_real_arms_do():
     assert abs(arm.read("shoulder_pan", "Present_Position") - arm.read("shoulder_pan", "Goal_Position")) <= 1
 
 
+def sag_and_move(supply_v: float) -> tuple[int, int]:
+    """shoulder_lift's sag at the middle of its range, and the frames shoulder_pan takes to move 600 steps."""
+    arm = Arm(ServoParams(), supply_v)
+    goal = arm.read("shoulder_lift", "Present_Position")
+    arm.write("shoulder_lift", "Goal_Position", goal)
+    start = arm.read("shoulder_pan", "Present_Position")
+    arm.write("shoulder_pan", "Goal_Position", start + 600)
+    frames = 0
+    while arm.read("shoulder_pan", "Present_Position") < start + 590:
+        arm.run(FRAME_S)
+        frames += 1
+    arm.run(2.0)
+    return arm.read("shoulder_lift", "Present_Position") - goal, frames
+
+
+def test_a_follower_on_a_lower_supply_sags_more_and_moves_slower():
+    sag_12, frames_12 = sag_and_move(12.0)
+    sag_7, frames_7 = sag_and_move(7.4)
+    half_play = ServoParams().backlash_steps / 2  # the part of the sag the supply does not change
+    # Gravity's share of the sag scales with 1/torque, so with 12/7.4; rounding to steps allows 1 step.
+    assert sag_7 - half_play == pytest.approx((sag_12 - half_play) * 12.0 / 7.4, abs=1.0)
+    assert frames_7 > frames_12
+
+
 def test_the_gripper_stalls_short_of_its_goal_on_an_object():
     arm = Arm(ServoParams())
     gripper = arm.motor("gripper")
@@ -158,10 +177,13 @@ def test_the_torque_limit_caps_the_load():
     assert loads == {200: 200, 600: 600}  # pushing as hard as the limit lets it, no harder
 
 
-def test_ideal_stays_the_default_and_uses_the_ideal_mechanics(clock):
-    # The behaviour tests of test_physics.py and test_motor.py run on `ideal` (conftest.py's model).
-    assert VirtualRigConfig().dynamics is ServoDynamics.IDEAL
-    model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, tremor_steps=0.0), clock=clock)
+def test_fitted_is_the_default_and_ideal_is_what_fast_unit_tests_ask_for(clock):
+    assert VirtualRigConfig().dynamics is ServoDynamics.FITTED
+    rig = Path(__file__).parents[3] / "hardware_configs" / "virtual.yaml"
+    assert parse_command(CalibrateConfig, [f"--config_path={rig}"]).rig.virtual.dynamics is ServoDynamics.FITTED
+    # The behaviour tests of test_physics.py and test_motor.py pin `ideal` (conftest.py's model).
+    config = VirtualRigConfig(timing=TimingMode.INSTANT, tremor_steps=0.0, dynamics=ServoDynamics.IDEAL)
+    model = VirtualRigModel(config, clock=clock)
     assert {type(m.joint) for bus in model.buses.values() for m in bus.motors} == {JointPhysics}
 
 
@@ -175,11 +197,27 @@ def test_fitted_puts_followers_not_leaders_on_the_servo_model(clock):
 
 def test_the_rig_file_option_parses_and_a_bad_value_is_one_clear_line(tmp_path: Path):
     rig = Path(__file__).parents[3] / "hardware_configs" / "virtual.yaml"
-    config = parse_command(CalibrateConfig, [f"--config_path={rig}", "--rig.virtual.dynamics=fitted"])
-    assert config.rig.virtual.dynamics is ServoDynamics.FITTED
+    config = parse_command(CalibrateConfig, [f"--config_path={rig}", "--rig.virtual.dynamics=ideal"])
+    assert config.rig.virtual.dynamics is ServoDynamics.IDEAL
     bad = tmp_path / "rig.yaml"
     bad.write_text("virtual: {dynamics: wobbly}\n")
     with pytest.raises(UsageError) as refused:
         parse_command(CalibrateConfig, [f"--config_path={bad}", "--arms=left_follower"])
     message = str(refused.value)
     assert message == f"{bad}: `rig.virtual.dynamics`: 'wobbly' is not one of ideal, fitted"
+
+
+def test_a_joint_released_while_moving_stays_where_it_was_released():
+    # Torque off, the fitted model hands the joint to the ideal model's hand: gravity does not run
+    # the loop on (it once did, and a follower released mid-move fell to its stop: a SIGTERM e2e).
+    arm = Arm(load_fitted())
+    start = arm.read("elbow_flex", "Present_Position")
+    arm.write("elbow_flex", "Goal_Position", start - 400)  # against gravity
+    arm.run(0.3)
+    elbow = arm.motor("elbow_flex").joint
+    assert abs(elbow.velocity) > 100  # still moving when released
+    arm.write("elbow_flex", "Torque_Enable", 0)
+    released = arm.read("elbow_flex", "Present_Position")
+    arm.run(2.0)
+    assert abs(arm.read("elbow_flex", "Present_Position") - released) <= 1
+    assert arm.read("elbow_flex", "Present_Load") == 0

@@ -13,7 +13,7 @@ from benchmarks.servo_recordings import load_recording
 from benchmarks.servo_replay import fit, replay_arm
 from robot.joints import GRIPPER, JOINT_NAMES
 from robot.virtual.profiles import FOLLOWER_PROFILE
-from robot.virtual.servo_params import ServoParams
+from robot.virtual.servo_params import FITTED_KEYS, ServoParams
 
 FPS = 30.0
 RANGES = {j: (p.range_min, p.range_max) for j, p in FOLLOWER_PROFILE.items()}
@@ -76,36 +76,41 @@ def test_the_fit_recovers_the_parameters_a_synthetic_recording_was_made_with(tmp
     assert result.params.p_duty_per_step == pytest.approx(0.002, rel=0.15)
 
 
-def test_the_tool_skips_without_recordings(tmp_path: Path, capsys):
-    assert servo_fit.main(["--recordings", str(tmp_path / "none")]) == 0
-    assert "skipped" in capsys.readouterr().out
+def test_the_tool_skips_without_recordings(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.delenv(servo_fit.RECORDINGS_ENV, raising=False)
+    assert servo_fit.main(["--recordings", str(tmp_path / "none"), "--out", str(tmp_path / "r.json")]) == 0
+    assert "skipped: no LeRobot recordings under" in capsys.readouterr().out
+    skipped = json.loads((tmp_path / "r.json").read_text())  # no rows for make bench's table, and why
+    assert skipped["summary"] == [] and "no LeRobot recordings" in skipped["skipped"]
+    # make bench names no folder: the environment variable's, else outputs/servo_recordings.
+    monkeypatch.setenv(servo_fit.RECORDINGS_ENV, str(tmp_path / "elsewhere"))
+    assert servo_fit.main(["--validate-only", "--out", str(tmp_path / "r.json")]) == 0
+    assert f"under {tmp_path / 'elsewhere'}" in capsys.readouterr().out
 
 
 def test_the_tool_fits_validates_reports_and_plots(tmp_path: Path, capsys):
     for name, seed in (("a_train", 0), ("b_held", 5)):
         write_synthetic(tmp_path / "recs" / name, ServoParams(), episodes=1, frames=90, seed=seed)
-    out, png = tmp_path / "fitted.json", tmp_path / "plot.png"
-    argv = [
-        "--recordings",
-        str(tmp_path / "recs"),
-        "--held-out",
-        "b_held",
-        "--units",
-        "degrees",
-        "--max-evaluations",
-        "2",
-        "--out",
-        str(out),
-        "--plot",
-        str(png),
-    ]
+    table, report, png = tmp_path / "fitted.json", tmp_path / "report.json", tmp_path / "plot.png"
+    common = ["--recordings", str(tmp_path / "recs"), "--held-out", "b_held", "--units", "degrees"]
+    argv = [*common, "--max-evaluations", "2", "--table", str(table), "--out", str(report), "--plot", str(png)]
     assert servo_fit.main(argv) == 0
     text = capsys.readouterr().out
     assert "held-out b_held" in text
     assert "acceptance targets:" in text
-    written = json.loads(out.read_text())
-    assert set(written["params"]) == {"p_duty_per_step", "d_duty_s_per_step", "latency_s", "backlash_steps"}
+    written = json.loads(table.read_text())
+    assert set(written["params"]) == set(FITTED_KEYS)
     assert set(written["held_out_fidelity"]) == set(JOINT_NAMES)
     # The model replayed against itself: the same lag as the "real" arm, every joint.
     assert all(row["targets"]["lag_within_1_frame"] for row in written["held_out_fidelity"].values())
     assert png.stat().st_size > 10_000
+    rows = json.loads(report.read_text())["summary"]
+    assert [r["metric"].split()[0] for r in rows] == list(JOINT_NAMES)
+    assert all(r["ours"] > 0 and r["anchor"] > 0 for r in rows)
+    # make bench: the committed (here: just written) table's fidelity, no fit, the table untouched.
+    before = table.read_bytes()
+    again = tmp_path / "again.json"
+    assert servo_fit.main([*common, "--validate-only", "--table", str(table), "--out", str(again)]) == 0
+    assert "no fit" in capsys.readouterr().out
+    assert table.read_bytes() == before
+    assert json.loads(again.read_text())["fidelity"] == json.loads(report.read_text())["fidelity"]
