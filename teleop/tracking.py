@@ -2,7 +2,7 @@
 
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,10 @@ class TrackingStats:
     late_ticks_excluded: int
     mean_abs_deg: dict[str, float]
     max_abs_deg: dict[str, float]
+    # The largest one-tick move of each goal over the same stretch, degrees: how fast the command
+    # moved. A servo trails a moving goal by its lag (real SO-101s: ~4 frames at 30 fps), so the error
+    # above is read against this.
+    max_step_deg: dict[str, float] = field(default_factory=dict)
 
     @property
     def worst_joint(self) -> tuple[str, float]:
@@ -46,6 +50,7 @@ class TrackingHook:
         self.active = True
         self._previous_sent: dict[str, float] | None = None
         self._errors: deque[np.ndarray] = deque()
+        self._max_step = np.zeros(0)
         self._seen = 0
         self._keys = [k for k in BIMANUAL_KEYS if k not in GRIPPER_KEYS]
         self._previous_on_time = True
@@ -57,6 +62,8 @@ class TrackingHook:
         if self._previous_sent is not None and self.active and not step.stale_observation:
             self._seen += 1
             if self._seen > self.skip_ticks:
+                moved = np.abs([step.sent[k] - self._previous_sent[k] for k in self._keys])
+                self._max_step = np.maximum(self._max_step, moved) if self._max_step.size else moved
                 if on_time and self._previous_on_time:
                     self._errors.append(np.array([state[k] - self._previous_sent[k] for k in self._keys]))
                 else:
@@ -76,4 +83,5 @@ class TrackingHook:
             late_ticks_excluded=self._late,
             mean_abs_deg=dict(zip(self._keys, errors.mean(axis=0).tolist(), strict=True)),
             max_abs_deg=dict(zip(self._keys, errors.max(axis=0).tolist(), strict=True)),
+            max_step_deg=dict(zip(self._keys, self._max_step.tolist(), strict=True)),
         )

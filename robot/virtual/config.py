@@ -46,9 +46,10 @@ class VirtualRigConfig:
     state_dir: Path | None = None  # where motor EEPROM persists between runs (like real arms); None: not kept
     timing: TimingMode = TimingMode.WIRE  # instant, wire (1 Mbps wire time) or usb (wire + adapter latency)
     usb_latency_ms: float = 1.0  # usb timing: host-adapter latency per reply, ms
-    # How the followers move: ideal (tracks its goal closely) or fitted (lag, gravity sag, backlash,
-    # a compliant grip, as real SO-101 followers show in recordings; robot/virtual/servo_params.py).
-    dynamics: ServoDynamics = ServoDynamics.IDEAL
+    # How the followers move: fitted (lag, gravity sag, backlash, a compliant grip, as real SO-101
+    # followers show in recordings; robot/virtual/servo_params.py) or ideal (an ideal position servo
+    # for fast unit tests: it tracks its goal within a tick or two).
+    dynamics: ServoDynamics = ServoDynamics.FITTED
     scenario: Path | None = None  # YAML file of fault rules to install at start
     seed: int = 0  # seeds per-arm variation and hand tremor
     tremor_steps: float = 1.5  # operator hand noise amplitude, encoder steps

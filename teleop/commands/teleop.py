@@ -165,6 +165,7 @@ def _summary(reason: StopReason, stats: LoopStats, loop: ControlLoop, rig: Biman
         "tracking_late_ticks_excluded": track.late_ticks_excluded,
         "tracking_max_abs_deg": {k: round(v, 3) for k, v in track.max_abs_deg.items()},
         "tracking_mean_abs_deg": {k: round(v, 3) for k, v in track.mean_abs_deg.items()},
+        "tracking_max_step_deg": {k: round(v, 3) for k, v in track.max_step_deg.items()},
         "tracking_worst": list(track.worst_joint) if track.ticks else None,
     }
 

@@ -19,6 +19,7 @@ from robot.virtual.rig_model import VirtualRigModel
 from teleop.leader_source import LeaderSource
 from teleop.tracking import TrackingHook
 from tests.support.commands import run, virtual_rig_file
+from tests.support.servo_bounds import tracking_bound_deg
 
 
 class Recorder:
@@ -27,9 +28,6 @@ class Recorder:
 
     def on_step(self, step) -> None:
         self.sent.append(dict(step.sent))
-
-
-TELEOP_TRACKING_BOUND_DEG = 2.5
 
 
 class LoopClock:
@@ -114,7 +112,10 @@ def test_followers_track_the_folding_leaders_and_grippers_are_relieved(rig_and_m
     clock.run(loop, steps=270)  # 9 s at 30 Hz: through the grasp
     stats = tracking.stats()
     assert stats.ticks > 0  # on-time ticks were judged (how many a busy machine keeps on time is its own)
-    assert max(stats.max_abs_deg.values()) < 2.0
+    # The followers trail the folding leaders by their servo's lag (the fitted model, like real arms).
+    bounds = {k: tracking_bound_deg(k, 30, step) for k, step in stats.max_step_deg.items()}
+    assert all(stats.max_abs_deg[k] <= bounds[k] for k in bounds), (stats.max_abs_deg, bounds)
+    assert max(stats.max_step_deg.values()) > 0.5  # the fold moves them (a bound on still goals proves little)
     assert rig.counters.gripper_reliefs > 0  # the cloth stopped the jaws; they were not kept squeezing
     assert rig.last_decision.verdict == 0  # and nothing made the session stop
     # Beyond limits and reliefs, only the start's ramp to the leaders intervened.
@@ -133,10 +134,11 @@ def test_so101_teleop_followers_track_the_leaders_over_ten_seconds(tmp_path):
     # started late are set aside; how many that is, and so how many ticks 12 s give, is the machine's).
     assert 0 < summary["tracking_ticks"] + summary["tracking_late_ticks_excluded"] <= summary["ticks"]
     assert summary["tracking_ticks"] > 0
-    # The followers lag a moving leader by about a third of its one-tick move (the emulated servo's
-    # 30 ms lag against a 33 ms tick): 1.41-1.50 degrees at worst in 12 runs, quiet or with one core
-    # held. The bound leaves room for what the tick filter above cannot see: the emulator taking up
-    # a goal late because the host was busy (2.02 degrees once, in a busy full-suite run). A follower
-    # one tick behind its leader would be off by the whole one-tick move, about three times as much.
-    worst = max(summary["tracking_max_abs_deg"].values())
-    assert worst < TELEOP_TRACKING_BOUND_DEG, summary["tracking_max_abs_deg"]
+    # The followers trail a moving leader by their servo's lag: the fitted model's latency and time
+    # constant, ~4 ticks like real arms' (tests/support/servo_bounds.py), of the command's largest
+    # one-tick move, plus where a still goal leaves them. (With the ideal servo it was a third of a
+    # move: 1.41-1.50 degrees at worst in 12 runs.)
+    errors, moves = summary["tracking_max_abs_deg"], summary["tracking_max_step_deg"]
+    bounds = {k: tracking_bound_deg(k, 30, step) for k, step in moves.items()}
+    assert all(errors[k] <= bounds[k] for k in bounds), (errors, bounds)
+    assert max(moves.values()) > 0.5  # the fold moves them

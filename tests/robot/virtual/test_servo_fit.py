@@ -81,7 +81,8 @@ def test_the_tool_skips_without_recordings(tmp_path: Path, capsys, monkeypatch):
     assert servo_fit.main(["--recordings", str(tmp_path / "none"), "--out", str(tmp_path / "r.json")]) == 0
     assert "skipped: no LeRobot recordings under" in capsys.readouterr().out
     skipped = json.loads((tmp_path / "r.json").read_text())  # no rows for make bench's table, and why
-    assert skipped["summary"] == [] and "no LeRobot recordings" in skipped["skipped"]
+    assert skipped["summary"] == []
+    assert "no LeRobot recordings" in skipped["skipped"]
     # make bench names no folder: the environment variable's, else outputs/servo_recordings.
     monkeypatch.setenv(servo_fit.RECORDINGS_ENV, str(tmp_path / "elsewhere"))
     assert servo_fit.main(["--validate-only", "--out", str(tmp_path / "r.json")]) == 0

@@ -1,0 +1,66 @@
+"""Tolerances for tests that watch the virtual followers move, derived from the fitted servo table.
+
+The virtual rig's followers run the fitted STS3215 model (`virtual.dynamics: fitted`): they trail a
+moving goal by the firmware latency plus the loop's time constant, rest short of a goal by the
+loop's give under gravity plus half the gearbox play, and take a few time constants to settle. A
+test that once assumed an ideal servo (the state one tick after a goal is that goal) takes its
+slack from here, so a refit of `robot/virtual/servo_fitted.json` moves the tolerances with it.
+
+    from tests.support.servo_bounds import lag_ticks, offset_deg
+    bound = (1 + lag_ticks("elbow_flex", fps)) * ramp_step_deg + offset_deg("elbow_flex")
+"""
+
+import math
+
+from robot.joints import GRIPPER, JOINT_NAMES
+from robot.virtual.servo_params import LEROBOT_GRIPPER, STEPS_PER_REV, ServoParams, load_fitted
+
+PARAMS: ServoParams = load_fitted()  # the virtual rig's followers (12 V: `virtual.follower_supply_v`)
+DEG_PER_STEP = 360.0 / STEPS_PER_REV
+
+
+def joint_of(key: str) -> str:
+    """`left_elbow_flex.pos` -> `elbow_flex` (a bare joint name passes through)."""
+    name = key.removesuffix(".pos")
+    return next((joint for joint in JOINT_NAMES if name == joint or name.endswith(f"_{joint}")), name)
+
+
+def lag_ticks(key: str, fps: float) -> float:
+    """How many control ticks the joint trails a steadily moving goal by (latency + time constant)."""
+    return PARAMS.tracking_lag_s(joint_of(key)) * fps
+
+
+def settle_ticks(key: str, fps: float, step_steps: float, within_steps: float) -> int:
+    """Ticks from writing a goal `step_steps` away until the joint is within `within_steps` of rest."""
+    return math.ceil(move_s(key, step_steps, within_steps) * fps)
+
+
+def move_s(key: str, distance_steps: float, within_steps: float) -> float:
+    """Seconds from writing a goal `distance_steps` away until the joint is within `within_steps` of
+    rest, at the torque limit LeRobot leaves it (the gripper's is half: it moves at half speed)."""
+    joint = joint_of(key)
+    limit = LEROBOT_GRIPPER["Max_Torque_Limit"] / 1000 if joint == GRIPPER else 1.0
+    return PARAMS.move_s(joint, distance_steps, within_steps, limit)
+
+
+def offset_steps(key: str) -> float:
+    """How far from its goal the joint may rest, encoder steps: gravity's worst pull on it through the
+    loop's give and the gearbox play, or the play alone for a joint gravity does not load."""
+    joint = joint_of(key)
+    loaded = PARAMS.holding_offset_steps(PARAMS.worst_gravity_fraction(joint))
+    return max(loaded, PARAMS.backlash_steps / 2.0)
+
+
+def offset_deg(key: str) -> float:
+    """`offset_steps` in degrees (a body joint's unit; the gripper's percent needs its range)."""
+    return offset_steps(key) * DEG_PER_STEP
+
+
+def tracking_bound_deg(key: str, fps: float, max_step_deg: float) -> float:
+    """The most a follower may be off the goal it was sent one tick earlier, degrees.
+
+    It trails a goal moving `max_step_deg` a tick by its lag, one tick of which the comparison with
+    the previous tick's goal already absorbs; one more tick of motion allows for a busy host handing
+    the emulator a goal late. Plus where a still goal leaves it (`offset_deg`).
+    """
+    return lag_ticks(key, fps) * max_step_deg + offset_deg(key)
