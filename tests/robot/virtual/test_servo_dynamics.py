@@ -221,3 +221,36 @@ def test_a_joint_released_while_moving_stays_where_it_was_released():
     arm.run(2.0)
     assert abs(arm.read("elbow_flex", "Present_Position") - released) <= 1
     assert arm.read("elbow_flex", "Present_Load") == 0
+
+
+def test_the_bounds_the_table_implies_hold_on_the_model():
+    # Tests elsewhere take their tolerances from these (tests/support/servo_bounds.py): they must
+    # describe the model, or those tolerances would be numbers picked by hand.
+    params = load_fitted()
+    arm = Arm(params)
+    # A goal moving steadily: the joint trails it by the latency plus the time constant.
+    start = arm.read("shoulder_pan", "Present_Position")
+    speed_steps_s = 300.0
+    for frame in range(1, 61):
+        arm.write("shoulder_pan", "Goal_Position", round(start + speed_steps_s * frame * FRAME_S))
+        arm.run(FRAME_S)
+    behind_s = (start + speed_steps_s * 60 * FRAME_S - arm.read("shoulder_pan", "Present_Position")) / speed_steps_s
+    assert behind_s == pytest.approx(params.tracking_lag_s("shoulder_pan"), abs=FRAME_S / 2)
+    # A step: there within the move time the table gives (and not in much less: it is no loose bound).
+    arm.run(2.0)
+    here = arm.read("shoulder_pan", "Present_Position")
+    arm.write("shoulder_pan", "Goal_Position", here - 800)
+    step_s = 0.002
+    elapsed = 0.0
+    while abs(arm.read("shoulder_pan", "Present_Position") - (here - 800)) > 5 + params.backlash_steps / 2:
+        arm.run(step_s, step_s)
+        elapsed += step_s
+    assert 0.7 * params.move_s("shoulder_pan", 800, 5) <= elapsed <= params.move_s("shoulder_pan", 800, 5)
+    # Holding the forearm out level: no further off its goal than gravity's worst pull allows.
+    for joint in ("shoulder_lift", "elbow_flex"):
+        profile = FOLLOWER_PROFILE[joint]
+        arm.write(joint, "Goal_Position", round(middle_actual(profile) - profile.homing_offset))
+    arm.run(2.0)
+    for joint in ("shoulder_lift", "elbow_flex"):
+        off = abs(arm.read(joint, "Present_Position") - arm.read(joint, "Goal_Position"))
+        assert 3 <= off <= params.holding_offset_steps(params.worst_gravity_fraction(joint)) + 1
