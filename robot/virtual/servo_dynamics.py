@@ -236,7 +236,7 @@ class ServoJointPhysics(JointPhysics):
         self.load_permille = duty * 1000.0
 
     def _rest(self, dt_s: float) -> None:
-        """A long idle gap: the joint is where the last second of integration left it; heat relaxes."""
+        """A long idle gap past what is integrated: the joint stays where that left it; heat relaxes."""
         self.velocity = 0.0
         model = self.model
         heating = model.heating_c_per_s_at_full_load * (self.load_permille / 1000.0) ** 2
