@@ -6,8 +6,8 @@ loop's give under gravity plus half the gearbox play, and take a few time consta
 test that once assumed an ideal servo (the state one tick after a goal is that goal) takes its
 slack from here, so a refit of `robot/virtual/servo_fitted.json` moves the tolerances with it.
 
-    from tests.support.servo_bounds import lag_ticks, offset_deg
-    bound = (1 + lag_ticks("elbow_flex", fps)) * ramp_step_deg + offset_deg("elbow_flex")
+    from tests.support.servo_bounds import tracking_bound_deg
+    bound = tracking_bound_deg("left_elbow_flex.pos", fps, largest_one_tick_move_deg)
 """
 
 import math
