@@ -68,6 +68,7 @@ VARIANTS = (
     Variant("torch", "torch"),
     Variant("onnxruntime", "onnxruntime"),
     Variant("openvino", "openvino"),
+    Variant("openvino-bf16", "openvino", "bf16"),  # CPUs with native bf16 only (skipped elsewhere, said so)
     Variant("onnxruntime-int8", "onnxruntime", "int8"),
     Variant("openvino-int8", "openvino", "int8"),
     Variant("openvino-int8-5steps", "openvino", "int8", flow_steps=5),
@@ -428,6 +429,13 @@ def main() -> None:
     variants = [v for v in VARIANTS if v.name in names]
     if REFERENCE not in names:
         variants.insert(0, next(v for v in VARIANTS if v.name == REFERENCE))
+    from policies.compiled.cpu import read_cpu
+    from policies.compiled.options import WeightPrecision
+
+    cpu = read_cpu()
+    if not cpu.native_bf16 and any(v.precision == "bf16" for v in variants):
+        print(f"{cpu.name} has no native bf16: the bf16 variants are skipped", file=sys.stderr)
+        variants = [v for v in variants if v.precision != "bf16"]
     warmup, calls = QUICK_CALLS if args.quick else CALLS
     observations = args.observations or (5 if args.quick else 100)
     with tempfile.TemporaryDirectory(prefix="policy-compiled-") as scratch_name:
@@ -441,7 +449,7 @@ def main() -> None:
               f" {time.perf_counter() - started:.0f} s", file=sys.stderr)  # fmt: skip
         build_s: dict[str, float] = {}
         for variant in variants:
-            key = variant.precision
+            key = str(WeightPrecision(variant.precision).graphs)  # bf16 computes the fp32 graphs
             if variant.compiled and key not in build_s:
                 build_s[key] = build_graphs(key, checkpoint)
         results: dict[str, dict] = {}
@@ -449,12 +457,13 @@ def main() -> None:
             out = scratch / f"{variant.name}.npy"
             result = child(["--child", variant.name, str(checkpoint), str(frames), str(out), str(warmup), str(calls)])
             if variant.compiled:
-                result["build_s"] = build_s[variant.precision]
+                result["build_s"] = build_s[str(WeightPrecision(variant.precision).graphs)]
             results[variant.name] = result
             print(f"{variant.name}: median {result['median_s']:.2f} s", file=sys.stderr)
         deviations(results, scratch)
         cuda = cuda_rows(checkpoint, frames)
     report = {
+        "cpu": cpu.name,
         "params": params,
         "cpus": os.cpu_count(),
         "loadavg_end": os.getloadavg(),

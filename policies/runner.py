@@ -42,7 +42,7 @@ class PolicyOptions:
     blind_label: str | None = None
     # torch, or SmolVLA compiled for the CPU: openvino or onnxruntime
     runtime: PolicyRuntime = PolicyRuntime.TORCH
-    # Compiled weights: fp32 (as PyTorch) or int8 (faster, less exact)
+    # fp32 (exact), bf16 (CPUs with native bf16) or int8 (faster, inexact)
     precision: WeightPrecision = WeightPrecision.FP32
     # SmolVLA's flow steps per chunk (empty: the checkpoint's)
     flow_steps: int | None = None

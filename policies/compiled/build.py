@@ -7,19 +7,30 @@ from pathlib import Path
 from typing import Any
 
 from policies.compiled.cache import BuildProgress, compiled_graphs
+from policies.compiled.cpu import BF16_FLAGS, CpuFacts, read_cpu
 from policies.compiled.options import PolicyRuntime, WeightPrecision
 from policies.compiled.smolvla import CompiledSmolVLA
 from policies.errors import RuntimeChoiceError
 
 
 def refuse_unfit(
-    runtime: PolicyRuntime, precision: WeightPrecision, policy_type: str, config: Any, where: Path
+    runtime: PolicyRuntime,
+    precision: WeightPrecision,
+    policy_type: str,
+    config: Any,
+    where: Path,
+    cpu: CpuFacts | None = None,
 ) -> None:
-    """Raise `RuntimeChoiceError` when `runtime` and `precision` cannot run this checkpoint (no weights read yet)."""
+    """Raise `RuntimeChoiceError` when `runtime` and `precision` cannot run this checkpoint (no weights read yet).
+
+    `cpu`: this machine's (read from the kernel when None).
+    """
     if precision is WeightPrecision.INT8 and not runtime.compiled:
         raise RuntimeChoiceError(
             "--policy.precision=int8 quantizes the compiled graphs: add --policy.runtime=openvino (or onnxruntime)"
         )
+    if precision is WeightPrecision.BF16:
+        _refuse_bf16(runtime, cpu or read_cpu())
     if not runtime.compiled:
         return
     if policy_type != "smolvla":
@@ -31,6 +42,19 @@ def refuse_unfit(
         raise RuntimeChoiceError(
             f"{where}: the compiled runtime does not carry SmolVLA's adapt_to_pi_aloha remapping; run it with"
             " --policy.runtime=torch"
+        )
+
+
+def _refuse_bf16(runtime: PolicyRuntime, cpu: CpuFacts) -> None:
+    if runtime is not PolicyRuntime.OPENVINO:
+        raise RuntimeChoiceError(
+            f"--policy.precision=bf16 is computed by OpenVINO's CPU plugin, not --policy.runtime={runtime}:"
+            " use --policy.runtime=openvino --policy.precision=bf16"
+        )
+    if not cpu.native_bf16:
+        raise RuntimeChoiceError(
+            f"--policy.precision=bf16 needs a CPU with native bf16 ({' or '.join(BF16_FLAGS)} in /proc/cpuinfo's"
+            f" flags); {cpu.name} has neither: use --policy.precision=fp32 (exact) or --policy.precision=int8"
         )
 
 
@@ -46,7 +70,9 @@ def compile_smolvla(
     from policies.predictor import default_num_threads
 
     # As torch's: every core on 1-2 cores, else one left for the control loop (--policy.threads' help)
-    return CompiledSmolVLA(loaded.policy, folder, runtime, threads=threads or default_num_threads())
+    return CompiledSmolVLA(
+        loaded.policy, folder, runtime, threads=threads or default_num_threads(), precision=precision
+    )
 
 
 class _RichProgress:

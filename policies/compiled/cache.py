@@ -3,6 +3,8 @@
     <cache root>/<sha256 of config.json + model.safetensors + export format, 16 hex>/<fp32|int8>/
         prefix.onnx, denoise.onnx (+ .data), openvino_cache/, source.json
 
+bf16 computes the fp32 graphs (OpenVINO's blob cache keys on the precision it compiled for).
+
 Keyed by content, not path: a checkpoint copied elsewhere reuses its graphs, and one retrained in
 place is exported anew. A build writes into a temporary folder beside the entry and renames it in
 place when complete, so an interrupted build leaves nothing that a later run would trust.
@@ -73,6 +75,7 @@ def compiled_graphs(
     progress: BuildProgress | None = None,
 ) -> tuple[Path, bool]:
     """The folder holding `policy`'s graphs at `weights`, and whether it was built now (else reused)."""
+    weights = weights.graphs
     progress = progress or _Silent()
     root = cache_root or default_cache_root()
     entry = root / checkpoint_digest(checkpoint_dir, progress, share=0.1)
@@ -89,7 +92,7 @@ def compiled_graphs(
             f" can write, e.g. export {CACHE_ENV}=/tmp/so101-compiled"
         ) from error
     try:
-        _build(policy, staging, weights, progress)
+        _build(policy, staging, weights, progress, exported=entry / str(WeightPrecision.FP32))
         (staging / "source.json").write_text(
             json.dumps({"checkpoint": str(checkpoint_dir), "weights": str(weights), "format": EXPORT_FORMAT}) + "\n"
         )
@@ -103,14 +106,18 @@ def compiled_graphs(
     return target, True
 
 
-def _build(policy: Any, folder: Path, weights: WeightPrecision, progress: BuildProgress) -> None:
-    fp32 = folder if weights is WeightPrecision.FP32 else folder / "fp32"
-    fp32.mkdir(exist_ok=True)
-    shares = {"tracing the vision encoder and VLM prefix": 0.15, "tracing one flow-matching step": 0.6}
-    export_graphs(policy, fp32, on_stage=lambda stage: progress.update(stage, shares.get(stage, 0.5)))
+def _build(policy: Any, folder: Path, weights: WeightPrecision, progress: BuildProgress, exported: Path) -> None:
+    """Build `weights`' graphs into `folder`; int8 quantizes the cached fp32 graphs in `exported` where complete."""
+    reuse = weights is WeightPrecision.INT8 and all((exported / name).is_file() for name in (PREFIX_FILE, DENOISE_FILE))
+    fp32 = exported if reuse else folder if weights is WeightPrecision.FP32 else folder / "fp32"
+    if not reuse:
+        fp32.mkdir(exist_ok=True)
+        shares = {"tracing the vision encoder and VLM prefix": 0.15, "tracing one flow-matching step": 0.6}
+        export_graphs(policy, fp32, on_stage=lambda stage: progress.update(stage, shares.get(stage, 0.5)))
     if weights is WeightPrecision.INT8:
         for step, name in enumerate((PREFIX_FILE, DENOISE_FILE)):
             progress.update(f"quantizing {name} to 8-bit weights", 0.8 + 0.1 * step)
             quantize_int8(fp32 / name, folder / name)
-        shutil.rmtree(fp32)
+        if not reuse:
+            shutil.rmtree(fp32)
     progress.update("compiled", 1.0)

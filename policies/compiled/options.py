@@ -17,7 +17,22 @@ class PolicyRuntime(StrEnum):
 
 
 class WeightPrecision(StrEnum):
-    """The compiled graphs' weights: fp32 matches PyTorch to ~1e-5; int8 trades a measured deviation for speed."""
+    """How the compiled graphs compute: fp32 matches PyTorch to ~1e-5; bf16 and int8 trade a deviation for speed.
+
+    Each is set explicitly: OpenVINO's CPU plugin otherwise picks bf16 by itself on a CPU with native
+    bf16 (AVX512_BF16 or AMX), so an unstated fp32 ran bf16 there, 15 degrees from PyTorch.
+    """
 
     FP32 = "fp32"
+    BF16 = "bf16"  # the fp32 graphs, computed by OpenVINO in bfloat16 (CPUs with avx512_bf16 or amx_bf16 only)
     INT8 = "int8"  # matrix weights quantized to 8 bits per output channel (ONNX Runtime's dynamic quantization)
+
+    @property
+    def graphs(self) -> "WeightPrecision":
+        """The graph files this precision runs: bf16 is a way of computing the fp32 graphs, not a file of its own."""
+        return WeightPrecision.INT8 if self is WeightPrecision.INT8 else WeightPrecision.FP32
+
+    @property
+    def openvino_hint(self) -> str:
+        """OpenVINO's INFERENCE_PRECISION_HINT for it: f32 keeps the non-quantized parts of int8 exact too."""
+        return "bf16" if self is WeightPrecision.BF16 else "f32"

@@ -2,7 +2,8 @@
 
 Both read the same ONNX file; they differ in how they plan it for this CPU. `threads` is the
 intra-op thread count of each graph (the two graphs never run at once); None lets the runtime use
-every core.
+every core. `precision` is how the graph computes: OpenVINO is told it explicitly (its CPU plugin
+picks bf16 by itself where the CPU has it), and `inference_precision` reads back what it compiled.
 """
 
 import functools
@@ -12,13 +13,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from policies.compiled.options import PolicyRuntime
+from policies.compiled.options import PolicyRuntime, WeightPrecision
 
 
 class GraphSession(Protocol):
     """A compiled graph: named numpy inputs in, outputs out in the graph's output order."""
 
     input_names: Sequence[str]
+    inference_precision: str  # what the runtime computes in, as it reports it: f32, bf16
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """Run the graph once on `feeds` (only the names in `input_names` are read)."""
@@ -39,6 +41,7 @@ class OnnxRuntimeSession:
         options.log_severity_level = 3  # warnings about unused initializers are noise to a user
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self._session.get_inputs()]
+        self.inference_precision = "f32"  # its CPU provider computes float graphs in float32 only
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """The graph's outputs for `feeds`."""
@@ -46,17 +49,23 @@ class OnnxRuntimeSession:
 
 
 class OpenVinoSession:
-    """A graph compiled by OpenVINO for this CPU (its compiled blob cached in `cache_dir`)."""
+    """A graph compiled by OpenVINO for this CPU at `precision` (its compiled blob cached in `cache_dir`)."""
 
-    def __init__(self, path: Path, threads: int | None, cache_dir: Path) -> None:
+    def __init__(self, path: Path, threads: int | None, cache_dir: Path, precision: WeightPrecision) -> None:
         core = openvino_core()
-        config: dict[str, object] = {"CACHE_DIR": str(cache_dir), "PERFORMANCE_HINT": "LATENCY"}
+        self.config: dict[str, object] = {
+            "CACHE_DIR": str(cache_dir),
+            "PERFORMANCE_HINT": "LATENCY",
+            "INFERENCE_PRECISION_HINT": precision.openvino_hint,
+        }
         if threads:
-            config["INFERENCE_NUM_THREADS"] = threads
-        self._compiled = core.compile_model(str(path), "CPU", config)
+            self.config["INFERENCE_NUM_THREADS"] = threads
+        self._compiled = core.compile_model(str(path), "CPU", self.config)
         self._request = self._compiled.create_infer_request()
         # A graph input that the exporter found unused is dropped: read the names the graph kept.
         self.input_names = [port.any_name for port in self._compiled.inputs]
+        # The compiled model's own word, not the request: the test of each precision reads this.
+        self.inference_precision = self._compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """The graph's outputs for `feeds`."""
@@ -79,10 +88,12 @@ def openvino_core() -> Any:
     return ov.Core()
 
 
-def open_session(runtime: PolicyRuntime, path: Path, threads: int | None) -> GraphSession:
-    """`path` loaded by `runtime` (a compiled one)."""
+def open_session(runtime: PolicyRuntime, path: Path, threads: int | None, precision: WeightPrecision) -> GraphSession:
+    """`path` loaded by `runtime` (a compiled one), computing at `precision`."""
     if runtime is PolicyRuntime.OPENVINO:
-        return OpenVinoSession(path, threads, path.parent / "openvino_cache")
+        return OpenVinoSession(path, threads, path.parent / "openvino_cache", precision)
     if runtime is PolicyRuntime.ONNXRUNTIME:
+        if precision is WeightPrecision.BF16:
+            raise ValueError("ONNX Runtime's CPU provider has no bf16 path (build.refuse_unfit says so first)")
         return OnnxRuntimeSession(path, threads)
     raise ValueError(f"{runtime} is not a compiled runtime")

@@ -26,7 +26,7 @@ import torch
 
 from policies.compiled.export import DENOISE_FILE, PREFIX_FILE
 from policies.compiled.graphs import TensorCache
-from policies.compiled.options import PolicyRuntime
+from policies.compiled.options import PolicyRuntime, WeightPrecision
 from policies.compiled.sessions import open_session
 from policies.lerobot_policy import flow_integrate, language_keys
 
@@ -40,15 +40,28 @@ class ChunkTiming:
 
 
 class CompiledSmolVLA:
-    """The chunk of a loaded SmolVLA policy, computed by `runtime` from the graphs in `folder`."""
+    """The chunk of a loaded SmolVLA policy, computed by `runtime` at `precision` from the graphs in `folder`."""
 
-    def __init__(self, policy: Any, folder: Path, runtime: PolicyRuntime, *, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        policy: Any,
+        folder: Path,
+        runtime: PolicyRuntime,
+        *,
+        threads: int | None = None,
+        precision: WeightPrecision,
+    ) -> None:
         self._policy = policy
-        self._prefix = open_session(runtime, folder / PREFIX_FILE, threads)
-        self._denoise = open_session(runtime, folder / DENOISE_FILE, threads)
+        self._prefix = open_session(runtime, folder / PREFIX_FILE, threads, precision)
+        self._denoise = open_session(runtime, folder / DENOISE_FILE, threads, precision)
         self.runtime = runtime
         self.last_timing: ChunkTiming | None = None  # of the latest chunk, for benchmarks and status lines
         self._steps_s: list[float] = []
+
+    @property
+    def inference_precision(self) -> str:
+        """What the runtime computes in, as the compiled graphs report it (f32, bf16)."""
+        return self._prefix.inference_precision
 
     def predict_action_chunk(
         self, batch: dict[str, torch.Tensor], noise: torch.Tensor | None = None, **rtc: Any

@@ -2,9 +2,12 @@
 
 The tiny SmolVLA checkpoint is exported through the real path (`PolicyRunner.load` with
 --policy.runtime=openvino or onnxruntime), run by the real OpenVINO and ONNX Runtime, and compared
-with LeRobot's PyTorch model on the same observations and the same noise, in degrees.
+with LeRobot's PyTorch model on the same observations and the same noise, in degrees. The graphs are
+exported once per checkpoint and configuration into the session's cache (conftest.py); the tests of
+the cache itself use a private one.
 """
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +15,9 @@ import pytest
 import safetensors.torch
 import torch
 
+from policies.compiled.build import refuse_unfit
 from policies.compiled.cache import CACHE_ENV, checkpoint_digest
+from policies.compiled.cpu import CpuFacts, read_cpu
 from policies.compiled.options import PolicyRuntime, WeightPrecision
 from policies.contract import RigSpec
 from policies.errors import RuntimeChoiceError
@@ -25,16 +30,13 @@ FP32_TOLERANCE_DEG = 1e-3  # the issue's bound, max abs over every action of eve
 OBSERVATIONS = 4
 
 
-@pytest.fixture(autouse=True)
-def cache_root(tmp_path, monkeypatch) -> Path:
-    root = tmp_path / "compiled"
-    monkeypatch.setenv(CACHE_ENV, str(root))
-    return root
+def load(directory: Path, **options):
+    runner = PolicyRunner(PolicyOptions(path=str(directory), **options))
+    return runner.load(runner.check(RIG))
 
 
 def predictor(directory: Path, **options):
-    runner = PolicyRunner(PolicyOptions(path=str(directory), **options))
-    return runner.load(runner.check(RIG)).predictor
+    return load(directory, **options).predictor
 
 
 def chunks(predictor_, make_input, **options) -> list[np.ndarray]:
@@ -55,15 +57,20 @@ def test_fp32_graphs_give_pytorchs_actions_within_a_thousandth_of_a_degree(
     runtime, tiny_smolvla_dir, reference, make_input, cache_root
 ):
     expected = chunks(reference, make_input)
-    compiled = chunks(predictor(tiny_smolvla_dir, runtime=runtime), make_input)
-    assert len(list(cache_root.glob("*/fp32/prefix.onnx"))) == 1  # the graphs really were built and run
+    loaded = load(tiny_smolvla_dir, runtime=runtime)
+    compiled = chunks(loaded.predictor, make_input)
+    assert loaded.compiled.runtime is runtime  # the graphs really were built and run
+    assert len(list(cache_root.glob("*/fp32/prefix.onnx"))) >= 1
+    # fp32 means f32 on every CPU: OpenVINO's plugin picks bf16 by itself where the CPU has it.
+    assert loaded.compiled.inference_precision == "f32"
     worst = max(float(np.abs(a - b).max()) for a, b in zip(compiled, expected, strict=True))
     assert worst <= FP32_TOLERANCE_DEG, f"{runtime}: {worst:.2e} degrees from PyTorch"
     # The bound means something only if the chunks vary with what the policy sees.
     assert float(np.abs(expected[0] - expected[1]).max()) > 100 * FP32_TOLERANCE_DEG
 
 
-def test_the_graphs_are_built_once_per_content_and_found_again_from_a_copy(tiny_smolvla_dir, tmp_path, cache_root):
+def test_the_graphs_are_built_once_per_content_and_found_again_from_a_copy(tiny_smolvla_dir, tmp_path, private_cache):
+    cache_root = private_cache
     predictor(tiny_smolvla_dir, runtime=PolicyRuntime.ONNXRUNTIME)
     entries = sorted(cache_root.iterdir())
     assert [entry.name for entry in entries] == [checkpoint_digest(tiny_smolvla_dir)]
@@ -84,17 +91,31 @@ def test_the_graphs_are_built_once_per_content_and_found_again_from_a_copy(tiny_
     assert len(list(cache_root.iterdir())) == 2
 
 
-def test_an_interrupted_build_leaves_nothing_a_later_run_trusts(tiny_smolvla_dir, cache_root, monkeypatch):
+@pytest.mark.parametrize("stage", ["export_graphs", "quantize_int8"])
+def test_an_interrupted_build_leaves_nothing_a_later_run_trusts(
+    tiny_smolvla_dir, shared_cache, private_cache, monkeypatch, stage
+):
     import policies.compiled.cache as cache
 
-    def fail(*args, **kwargs):
+    if stage == "quantize_int8":  # int8 quantizes the cached fp32 graphs: the session's, copied in
+        monkeypatch.setenv(CACHE_ENV, str(shared_cache))
+        predictor(tiny_smolvla_dir, runtime=PolicyRuntime.ONNXRUNTIME)
+        monkeypatch.setenv(CACHE_ENV, str(private_cache))
+        entry = checkpoint_digest(tiny_smolvla_dir)
+        shutil.copytree(shared_cache / entry / "fp32", private_cache / entry / "fp32")
+
+    def fail_half_written(*args, **kwargs):  # a Ctrl-C after the first graph's file was written
+        target = Path(args[1])
+        folder = target if target.suffix != ".onnx" else target.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "prefix.onnx").write_bytes(b"half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cache, "quantize_int8", fail)
+    monkeypatch.setattr(cache, stage, fail_half_written)
     with pytest.raises(KeyboardInterrupt):
         predictor(tiny_smolvla_dir, runtime=PolicyRuntime.ONNXRUNTIME, precision=WeightPrecision.INT8)
-    assert list(cache_root.glob("*/*/prefix.onnx")) == []  # neither the half build nor a staging folder
-    assert list(cache_root.glob("*/.*")) == []
+    assert list(private_cache.glob("*/int8/prefix.onnx")) == []  # neither the half build nor a staging folder
+    assert list(private_cache.glob("*/.*")) == []
 
 
 def test_int8_weights_are_quantized_and_their_deviation_is_finite(tiny_smolvla_dir, reference, make_input, cache_root):
@@ -144,6 +165,47 @@ def test_rtc_guidance_runs_on_the_compiled_prefix_as_on_pytorch(tmp_path_factory
     assert float(np.abs(compiled_guided - torch_guided).max()) <= FP32_TOLERANCE_DEG
 
 
+def test_bf16_is_what_the_compiled_graphs_compute_and_deviates_more_than_fp32(tiny_smolvla_dir, reference, make_input):
+    if not read_cpu().native_bf16:
+        pytest.skip(f"{read_cpu().name} has no native bf16 (avx512_bf16 or amx_bf16): bf16 is refused here")
+    loaded = load(tiny_smolvla_dir, runtime=PolicyRuntime.OPENVINO, precision=WeightPrecision.BF16)
+    assert loaded.compiled.inference_precision == "bf16"
+    pairs = zip(chunks(loaded.predictor, make_input), chunks(reference, make_input), strict=True)
+    worst = max(float(np.abs(a - b).max()) for a, b in pairs)
+    assert np.isfinite(worst)
+    assert worst > FP32_TOLERANCE_DEG  # it really computed in bf16 (8 mantissa bits), not f32
+
+
+@pytest.mark.parametrize(
+    ("runtime", "cpu", "message"),
+    [
+        (PolicyRuntime.ONNXRUNTIME, None, "computed by OpenVINO.*--policy.runtime=openvino --policy.precision=bf16"),
+        (PolicyRuntime.TORCH, None, "not --policy.runtime=torch"),
+        (
+            PolicyRuntime.OPENVINO,
+            CpuFacts("AMD EPYC 7B13", frozenset({"avx2", "fma", "avx512f"})),
+            r"needs a CPU with native bf16 \(avx512_bf16 or amx_bf16.*AMD EPYC 7B13 has neither.*precision=fp32",
+        ),
+    ],
+)
+def test_bf16_where_it_cannot_run_is_refused_in_one_line(tiny_smolvla_dir, runtime, cpu, message):
+    with pytest.raises(RuntimeChoiceError, match=message) as refused:
+        refuse_unfit(runtime, WeightPrecision.BF16, "smolvla", object(), tiny_smolvla_dir, cpu)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_cpu_facts_come_from_the_first_processors_block(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8488C\nflags\t\t: fpu avx2 amx_bf16 amx_tile\n\n"
+        "processor\t: 1\nmodel name\t: other\nflags\t\t: fpu\n"
+    )
+    facts = read_cpu(cpuinfo)
+    assert facts.name == "Intel(R) Xeon(R) Platinum 8488C"
+    assert facts.native_bf16
+    assert not read_cpu(tmp_path / "missing").native_bf16
+
+
 def test_an_act_checkpoint_is_refused_before_its_weights_load(tiny_act_dir):
     runner = PolicyRunner(PolicyOptions(path=str(tiny_act_dir), runtime=PolicyRuntime.OPENVINO))
     with pytest.raises(RuntimeChoiceError, match=r"compiles SmolVLA checkpoints only.*--policy.runtime=torch"):
@@ -169,7 +231,7 @@ def test_flow_steps_on_act_are_refused(tiny_act_dir):
         PolicyRunner(PolicyOptions(path=str(tiny_act_dir), flow_steps=5)).check(RIG)
 
 
-def test_a_cache_root_that_cannot_be_written_is_one_clear_error(tiny_smolvla_dir, tmp_path, monkeypatch):
+def test_a_cache_root_that_cannot_be_written_is_one_clear_error(tiny_smolvla_dir, tmp_path, private_cache, monkeypatch):
     blocked = tmp_path / "file"
     blocked.write_text("")
     monkeypatch.setenv(CACHE_ENV, str(blocked / "compiled"))

@@ -14,6 +14,7 @@ import gc, signal, sys
 from pathlib import Path
 import numpy as np
 from onnx import TensorProto, helper, save
+from policies.compiled.options import WeightPrecision
 from policies.compiled.sessions import OpenVinoSession
 
 folder = Path(sys.argv[1])
@@ -23,8 +24,9 @@ graph = helper.make_graph(
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
 )
 save(helper.make_model(graph), folder / "relu.onnx")
-prefix = OpenVinoSession(folder / "relu.onnx", None, folder / "cache")  # as CompiledSmolVLA opens its two graphs
-denoise = OpenVinoSession(folder / "relu.onnx", None, folder / "cache")
+fp32 = WeightPrecision.FP32
+prefix = OpenVinoSession(folder / "relu.onnx", None, folder / "cache", fp32)  # as CompiledSmolVLA opens its two
+denoise = OpenVinoSession(folder / "relu.onnx", None, folder / "cache", fp32)
 assert prefix.run({"x": np.array([-1.0, 2.0], np.float32)})[0].tolist() == [0.0, 2.0]
 del prefix, denoise
 gc.collect()
