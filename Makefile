@@ -4,6 +4,9 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# pytest-xdist workers: each takes whole test files, the longest first (tests/README.md: measured on 2 cores).
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: setup demo test test-fast lint bench figures clean
 
@@ -25,18 +28,20 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	.ci/install_chromium.sh
-	$(PY) -m pytest
+	$(PYTEST)
 
+# The inner loop: unit and contract tests, no end-to-end runs of the commands (`slow`).
 test-fast: $(STAMP)
 	.ci/install_chromium.sh
-	$(PY) -m pytest -m "not slow and not hardware"
+	$(PYTEST) -m "not slow and not hardware"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# Every row against its anchor, sized for 20 minutes on 2 cores; `make bench LONG=1` for the long variants.
 bench: $(STAMP)
-	$(PY) -m benchmarks.run_all
+	$(PY) -m benchmarks.run_all $(if $(LONG),--long)
 
 # The README's pictures, from the output of `make demo` (run it first).
 figures: $(STAMP)

@@ -4,6 +4,7 @@ These variables must be set before anything imports `lerobot` (its constants rea
 so they are set at conftest import time, and inherited by every child process a test starts.
 """
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -19,8 +20,12 @@ os.environ.setdefault("XDG_RUNTIME_DIR", str(_CACHE_ROOT / "run"))
 Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True)
 # No key from the developer's shell may reach a test by accident.
 os.environ.pop("ANTHROPIC_API_KEY", None)
-# The next steps every command printed in this session, parsed at its end (tests/support/next_steps.py).
-os.environ["SO101_NEXT_STEPS_LOG"] = str(_CACHE_ROOT / "next_steps.jsonl")
+
+from tests.support import session_files  # noqa: E402 - after the environment above, on purpose
+
+# The next steps every command printed in this session, parsed at its end (tests/support/next_steps.py),
+# in the folder every process of the session shares (xdist workers: tests/support/session_files.py).
+os.environ["SO101_NEXT_STEPS_LOG"] = str(session_files.path("next_steps"))
 
 
 import threading  # noqa: E402 - after the environment above, on purpose
@@ -49,7 +54,7 @@ def no_leftover_capture_threads():
 
 
 # Tests whose in-process code left the test runner's main thread real-time (see the fixture below).
-REALTIME_LEAKS: list[str] = []
+REALTIME_LEAKS = "realtime_leaks"  # the session file that names them
 
 
 def _ordinary_main_thread(nodeid: str) -> None:
@@ -66,7 +71,7 @@ def _ordinary_main_thread(nodeid: str) -> None:
         except (OSError, ValueError):  # the thread ended meanwhile
             continue
     if leaked:
-        REALTIME_LEAKS.append(nodeid)
+        session_files.append(REALTIME_LEAKS, {"test": nodeid})
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -84,6 +89,26 @@ def pytest_runtest_call(item):
     _ordinary_main_thread(f"the setup of {item.nodeid}")
     yield
     _ordinary_main_thread(item.nodeid)  # threads the test started and left (a session's browser driver)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first (tests/file_seconds.json), each file's tests kept together and in order.
+
+    Under pytest-xdist (`--dist loadfile`) a whole file goes to one worker: handing out the long
+    files first leaves the short ones to even out the end, instead of one worker finishing a long
+    file alone. A file the table does not know yet comes after those it knows, end-to-end ones first.
+    The table only orders: a stale one costs balance, never a result.
+    """
+    from tests.support.suite_profile import FILE_SECONDS
+
+    seconds = json.loads(FILE_SECONDS.read_text()) if FILE_SECONDS.is_file() else {}
+    heavy = {item.path for item in items if item.get_closest_marker("slow")}
+    root = Path(__file__).parent.parent
+
+    def rank(item: pytest.Item) -> tuple[float, bool]:
+        return -seconds.get(item.path.relative_to(root).as_posix(), 0.0), item.path not in heavy
+
+    items.sort(key=rank)  # stable: the order within each file stays
 
 
 def pytest_runtest_logreport(report) -> None:
@@ -117,9 +142,11 @@ def pytest_sessionfinish(session) -> None:
     """Parse every next step the session's commands printed; one that does not parse fails the run.
 
     A test cannot see what the whole suite printed, so the check runs here, after the last test:
-    each failure is listed in the terminal summary, and the exit status becomes 1.
+    each failure is listed in the terminal summary, and the exit status becomes 1. Under xdist the
+    controller checks, once every worker has logged what its tests printed.
     """
-    UNPARSED_NEXT_STEPS.extend(next_steps.check_session(session))
+    if not session_files.is_worker():
+        UNPARSED_NEXT_STEPS.extend(next_steps.check_session(session))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -129,8 +156,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("in-test retries")
     for line in summary_lines(TALLY):
         terminalreporter.write_line(line)
-    if REALTIME_LEAKS:
-        terminalreporter.write_line(f"main thread returned to ordinary scheduling after: {', '.join(REALTIME_LEAKS)}")
+    leaks = [record["test"] for record in session_files.read(REALTIME_LEAKS)]
+    if leaks:
+        terminalreporter.write_line(f"main thread returned to ordinary scheduling after: {', '.join(leaks)}")
     if UNPARSED_NEXT_STEPS:
         terminalreporter.section("next steps that do not parse (the run fails: tests/support/next_steps.py)", red=True)
         for line in UNPARSED_NEXT_STEPS:

@@ -9,11 +9,14 @@ with a contact sheet and writes their roles into the rig file.
 
 import json
 
+import pytest
 import yaml
 
 from tests.support.commands import SimProcess, run
 from tests.support.record_runs import record_args, saved_episodes
 from tests.support.rig_files import rig_yaml
+
+pytestmark = pytest.mark.slow
 
 
 def _factory_rig(tmp_path):

@@ -93,7 +93,10 @@ def _show(console: Console, config: CamerasConfig, cameras: list[FoundCamera]) -
             console.print(f"camera {camera.number}: {camera.naming_note}")
     sheet = config.contact_sheet or DEFAULT_CONTACT_SHEET
     write_contact_sheet(sheet, take_snapshots(cameras, config.system_root))
-    console.print(f"contact sheet: [bold]{sheet.resolve()}[/] (open it: each picture has its camera's number)")
+    # soft_wrap: a long path stays one piece that pastes whole (rich would break it at the width)
+    console.print(
+        f"contact sheet: [bold]{sheet.resolve()}[/] (open it: each picture has its camera's number)", soft_wrap=True
+    )
 
 
 def _roles(console: Console, config: CamerasConfig, cameras: list[FoundCamera]) -> dict[str, int]:

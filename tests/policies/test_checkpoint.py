@@ -78,6 +78,7 @@ def test_read_checkpoint_reports_features_and_chunking(tiny_act_dir, tiny_smolvl
     assert smolvla.image_resize == (64, 64)
 
 
+@pytest.mark.slow
 def test_a_fresh_process_reads_and_loads_a_checkpoint(tiny_smolvla_dir):
     """What so101-deploy does first: nothing LeRobot-related imported beforehand."""
     code = (

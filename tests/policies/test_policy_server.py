@@ -57,6 +57,7 @@ def listening_addresses(pid: int) -> set[tuple[str, int]]:
     return found
 
 
+@pytest.mark.slow
 def test_with_no_host_the_server_listens_on_127_0_0_1_only(tmp_path):
     port = free_port()
     log = tmp_path / "server.log"

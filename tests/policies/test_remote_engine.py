@@ -181,6 +181,7 @@ def test_the_server_command_line_is_one_lerobots_server_parses():
 # --- against LeRobot's server -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_checkpoint_the_server_cannot_load_is_a_clear_error(policy_server, tmp_path):
     engine = RemoteEngine(remote_config(policy_server.port, tmp_path / "missing"), TEST_CAMERAS)
     with pytest.raises(RemotePolicyError, match="refused SendPolicyInstructions") as caught:

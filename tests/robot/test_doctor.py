@@ -137,6 +137,7 @@ def test_encoder_speed_verdicts_say_what_to_do():
     assert "fewer cameras" in encode_verdict(0.8, 3, 30, "h264").next_step
 
 
+@pytest.mark.slow
 def test_a_machine_encoding_at_half_real_time_fails_the_row_on_the_first_call_and_after():
     # A fresh interpreter: the first encode of a process is the one the doctor makes. Each frame
     # takes 2/30 s more than the encoder needs, so the machine encodes at under 0.5x real time.

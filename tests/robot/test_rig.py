@@ -59,6 +59,7 @@ def test_nan_never_reaches_the_bus(live_model, rig_setup):
         assert ("right_follower", Intervention.NON_FINITE) in kinds
 
 
+@pytest.mark.slow
 def test_out_of_range_goal_is_clamped_and_nothing_beyond_is_sent(live_model, rig_setup):
     with rig_setup(max_step_deg=400, max_velocity_deg_s=1e5) as rig:
         engage(rig)
@@ -128,6 +129,7 @@ def test_a_failed_bus_on_the_way_to_rest_stops_only_its_own_arm(live_model, rig_
     assert abs(left_rest - goals(live_model, "left_follower")[elbow]) <= reached_steps
 
 
+@pytest.mark.slow
 def test_a_hold_released_toward_a_far_goal_ramps_to_it(live_model, rig_setup):
     """The watchdog holds; meanwhile the source's goal moved 60 degrees: the release ramps, never jumps."""
     with rig_setup() as rig:
@@ -267,6 +269,7 @@ def test_a_frozen_camera_stops_the_session_with_a_typed_error(camera_rig):
         observe_until_error(rig)
 
 
+@pytest.mark.slow
 def test_a_gripper_closing_fast_in_free_air_is_not_relieved(rig_setup):
     # A gripper moving at full speed is at its torque limit (50 % load, above the 35 % relief load) even
     # with nothing between the jaws: relief must wait for jaws that stay put while driven closed, or a

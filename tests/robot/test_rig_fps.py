@@ -64,6 +64,7 @@ def _engage(rig: BimanualRig) -> None:
 
 
 @pytest.mark.parametrize("fps", [30, 60])
+@pytest.mark.slow
 def test_the_loop_status_line_guard_and_rest_move_run_at_the_rig_files_fps(rig_at, fps):
     with rig_at(fps) as rig:
         assert ControlLoop(rig, _Still()).timer.period_s == pytest.approx(1 / fps)

@@ -19,10 +19,13 @@ Only misses the product cannot prevent belong here (a stock client with no retri
 a scheduling artefact); anything else should fail at once.
 """
 
+import dataclasses
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+
+from tests.support import session_files
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +44,24 @@ class RetriesExhaustedError(AssertionError):
     """An attempt still failed after its bound of retries (fails the test)."""
 
 
-# The session's tally, read by the terminal summary in tests/conftest.py. A module global on
-# purpose: one pytest session is one process, and every test appends to the same record.
-TALLY: list[Retry] = []
+class SessionTally:
+    """The session's retries, kept in its shared folder so that every xdist worker's count reaches the summary."""
+
+    KIND = "retries"
+
+    def append(self, retry: Retry) -> None:
+        session_files.append(self.KIND, dataclasses.asdict(retry))
+
+    def __iter__(self) -> Iterator[Retry]:
+        return iter([Retry(**record) for record in session_files.read(self.KIND)])
+
+    def __len__(self) -> int:
+        return len(session_files.read(self.KIND))
+
+
+# The session's tally, read by the terminal summary in tests/conftest.py (a test of the helper
+# itself swaps in a list of its own).
+TALLY: SessionTally | list[Retry] = SessionTally()
 
 
 def current_test() -> str:
@@ -93,8 +111,9 @@ def retrying[T](
     raise RetriesExhaustedError(message) from last_error
 
 
-def summary_lines(tally: list[Retry]) -> list[str]:
+def summary_lines(tally: Iterable[Retry]) -> list[str]:
     """The terminal summary: the total, then each test with its retries and their reasons."""
+    tally = list(tally)
     lines = [f"in-test retries: {len(tally)}"]
     by_test: dict[str, list[Retry]] = {}
     for retry in tally:

@@ -11,9 +11,19 @@ slack from here, so a refit of `robot/virtual/servo_fitted.json` moves the toler
 """
 
 import math
+from typing import TYPE_CHECKING
 
 from robot.joints import GRIPPER, JOINT_NAMES
-from robot.virtual.servo_params import LEROBOT_GRIPPER, STEPS_PER_REV, ServoParams, load_fitted
+from robot.virtual.servo_params import (
+    LEROBOT_ACCELERATION,
+    LEROBOT_GRIPPER,
+    STEPS_PER_REV,
+    ServoParams,
+    load_fitted,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PARAMS: ServoParams = load_fitted()  # the virtual rig's followers (12 V: `virtual.follower_supply_v`)
 DEG_PER_STEP = 360.0 / STEPS_PER_REV
@@ -64,3 +74,40 @@ def tracking_bound_deg(key: str, fps: float, max_step_deg: float) -> float:
     the emulator a goal late. Plus where a still goal leaves it (`offset_deg`).
     """
     return lag_ticks(key, fps) * max_step_deg + offset_deg(key)
+
+
+def chase_lag(key: str, fps: float, goals: "np.ndarray", step: float, extra_delay_s: float = 0.0) -> "np.ndarray":
+    """How far the joint is off each goal one tick after it was sent, as a servo limited by its speed chases them.
+
+    The linear bound above (`lag_ticks` of the largest one-tick move) holds while the loop is below
+    its torque limit. A goal moving faster than the joint can (a gripper closing at LeRobot's half
+    torque turns at most 1,536 steps/s, under 4 % of its range a tick) drives it into saturation, and
+    its lag then grows with each tick the goal outruns it. So the goals are chased here as the table
+    says a joint moves: each acts `latency_s` (+ `extra_delay_s`: a busy host handing it over late)
+    after it was sent; the joint's speed heads for the loop's (error / time constant), capped at the
+    speed the torque limit allows and changed at most at the Acceleration register's rate.
+
+    `goals`: one per tick, in the joint's units; `step`: one encoder step in those units. Returns, per
+    goal k but the last, |position one tick after goal k was sent - goal k|, in those units.
+    """
+    import numpy as np
+
+    joint = joint_of(key)
+    limit = LEROBOT_GRIPPER["Max_Torque_Limit"] / 1000 if joint == GRIPPER else 1.0
+    speed_max = PARAMS.no_load_speed_steps_s * limit * step
+    accel = LEROBOT_ACCELERATION * PARAMS.accel_unit_steps_s2 * step
+    tau = PARAMS.time_constant_s(joint)
+    substeps = 40
+    dt = 1.0 / fps / substeps
+    delay = round((PARAMS.latency_s + extra_delay_s) / dt)  # substeps from a goal's sending to its acting
+    acting = np.repeat(np.asarray(goals, dtype=float), substeps)
+    acting = np.concatenate([np.full(delay, acting[0]), acting])[: len(acting)]
+    position, speed = float(goals[0]), 0.0
+    positions = np.empty(len(acting))
+    for i, goal in enumerate(acting):
+        wanted = max(-speed_max, min(speed_max, (goal - position) / tau))
+        speed += max(-accel * dt, min(accel * dt, wanted - speed))
+        position += speed * dt
+        positions[i] = position
+    one_tick_later = positions[substeps - 1 :: substeps][: len(goals) - 1]  # at tick k + 1, for goal k
+    return np.abs(one_tick_later - np.asarray(goals[:-1], dtype=float))

@@ -82,6 +82,7 @@ def test_a_taken_port_is_one_line_with_the_flag_that_fixes_it():
         assert hooks == []  # off by default: no hook on the loop
 
 
+@pytest.mark.slow
 def test_so101_teleop_serves_the_live_view_of_the_virtual_rig(tmp_path):
     rig = rig_yaml(tmp_path, rig_id="view_rig")
     with ForegroundJob("so101-teleop", f"--config_path={rig}", "--duration_s=20", "--view.enabled=true",

@@ -82,6 +82,7 @@ def rig_and_model():
             yield rig, model, clock
 
 
+@pytest.mark.slow
 def test_a_far_leader_is_ramped_to_not_jumped_to(rig_and_model):
     rig, model, clock = rig_and_model
     model.operator.set_hand("left_leader", "shoulder_lift", 0.6, model.clock())  # ~118 degrees away
@@ -103,6 +104,7 @@ def test_a_far_leader_is_ramped_to_not_jumped_to(rig_and_model):
     assert abs(lift[-1] - rig.observe().leader_action()["left_shoulder_lift.pos"]) < 2.0
 
 
+@pytest.mark.slow
 def test_followers_track_the_folding_leaders_and_grippers_are_relieved(rig_and_model):
     rig, model, clock = rig_and_model
     model.operator.play(model.trajectory("cloth_fold"), model.clock(), loop=True)

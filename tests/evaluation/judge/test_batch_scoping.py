@@ -46,6 +46,7 @@ def _events(store: EvaluationStore, batch_id: str) -> list[tuple[str, dict]]:
     return [(r["event"], json.loads(r["detail_json"])) for r in rows]
 
 
+@pytest.mark.slow
 def test_judging_another_dataset_leaves_an_open_job_for_its_own_run_to_collect(dataset_root, tmp_path, server):
     other_root = copy_dataset(dataset_root, tmp_path / "fold_other")  # same episodes, another dataset id
     store_path = tmp_path / "shared.sqlite"

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
 
 from evaluation.episode_source import open_dataset
 from evaluation.judge.run import run_judge
@@ -53,21 +52,3 @@ def review_server(dataset_root: Path, judged_store: Path) -> Iterator[ReviewServ
     """The app over the 5-episode dataset and a private judged store, reviewer "tester"."""
     with serving(dataset_root, judged_store) as server:
         yield server
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """The distribution's headless Chromium driven by Playwright (never a downloaded browser)."""
-    if not CHROMIUM.exists():
-        pytest.skip("browser tests need /usr/bin/chromium: run .ci/install_chromium.sh")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()

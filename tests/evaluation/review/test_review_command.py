@@ -99,6 +99,7 @@ def _as_a_background_job() -> None:
     [(signal.SIGINT, None), (signal.SIGINT, _as_a_background_job), (signal.SIGTERM, None)],
     ids=["ctrl_c", "ctrl_c_started_with_sigint_ignored", "sigterm"],
 )
+@pytest.mark.slow
 def test_served_on_all_interfaces_with_a_token_then_stopped(signum, start, dataset_root: Path, judged_store: Path):
     review = ReviewProcess(f"--dataset.root={dataset_root}", f"--store_path={judged_store}", "--server.host=0.0.0.0",
                            "--server.port=0", "--reviewer=ana", env={"SO101_REVIEW_TOKEN": TOKEN},

@@ -35,6 +35,7 @@ def _notices(page: str) -> list[str]:
     return re.findall(r'<p class="warn stale-notice">([^<]*)</p>', page)
 
 
+@pytest.mark.slow
 def test_an_override_on_a_re_recorded_episode_is_stale_and_not_applied(
     tmp_path: Path, server: FakeMessagesServer, capsys
 ):  # fmt: skip

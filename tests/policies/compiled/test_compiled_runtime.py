@@ -53,6 +53,7 @@ def reference(tiny_smolvla_dir) -> object:
 
 
 @pytest.mark.parametrize("runtime", [PolicyRuntime.OPENVINO, PolicyRuntime.ONNXRUNTIME])
+@pytest.mark.slow
 def test_fp32_graphs_give_pytorchs_actions_within_a_thousandth_of_a_degree(
     runtime, tiny_smolvla_dir, reference, make_input, cache_root
 ):
@@ -69,6 +70,7 @@ def test_fp32_graphs_give_pytorchs_actions_within_a_thousandth_of_a_degree(
     assert float(np.abs(expected[0] - expected[1]).max()) > 100 * FP32_TOLERANCE_DEG
 
 
+@pytest.mark.slow
 def test_the_graphs_are_built_once_per_content_and_found_again_from_a_copy(tiny_smolvla_dir, tmp_path, private_cache):
     cache_root = private_cache
     predictor(tiny_smolvla_dir, runtime=PolicyRuntime.ONNXRUNTIME)
@@ -118,6 +120,7 @@ def test_an_interrupted_build_leaves_nothing_a_later_run_trusts(
     assert list(private_cache.glob("*/.*")) == []
 
 
+@pytest.mark.slow
 def test_int8_weights_are_quantized_and_their_deviation_is_finite(tiny_smolvla_dir, reference, make_input, cache_root):
     import onnx
 
@@ -136,6 +139,7 @@ def test_int8_weights_are_quantized_and_their_deviation_is_finite(tiny_smolvla_d
     assert max(deviation) > 0
 
 
+@pytest.mark.slow
 def test_fewer_flow_steps_change_the_chunk_on_either_runtime(tiny_smolvla_dir, reference, make_input):
     full = chunks(reference, make_input)
     for runtime in (PolicyRuntime.TORCH, PolicyRuntime.ONNXRUNTIME):
@@ -146,6 +150,7 @@ def test_fewer_flow_steps_change_the_chunk_on_either_runtime(tiny_smolvla_dir, r
     assert max(float(np.abs(a - b).max()) for a, b in zip(torch_one, compiled_one, strict=True)) <= FP32_TOLERANCE_DEG
 
 
+@pytest.mark.slow
 def test_rtc_guidance_runs_on_the_compiled_prefix_as_on_pytorch(tmp_path_factory, tiny_vlm_dir, make_input):
     folder = tmp_path_factory.mktemp("rtc") / "smolvla"
     rtc_dir = write_tiny_smolvla(folder, vlm_dir=tiny_vlm_dir, chunk_size=20, rtc=True)
@@ -165,6 +170,7 @@ def test_rtc_guidance_runs_on_the_compiled_prefix_as_on_pytorch(tmp_path_factory
     assert float(np.abs(compiled_guided - torch_guided).max()) <= FP32_TOLERANCE_DEG
 
 
+@pytest.mark.slow
 def test_bf16_is_what_the_compiled_graphs_compute_and_deviates_more_than_fp32(tiny_smolvla_dir, reference, make_input):
     if not read_cpu().native_bf16:
         pytest.skip(f"{read_cpu().name} has no native bf16 (avx512_bf16 or amx_bf16): bf16 is refused here")

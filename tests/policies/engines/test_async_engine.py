@@ -26,6 +26,7 @@ def engines():
         engine.close()
 
 
+@pytest.mark.slow
 def test_half_second_latency_chunk_50_never_starves_and_never_blocks(engines):
     predictor = ScriptedPredictor(chunk_size=50, latency_s=0.5)
     engine = engines(predictor)
@@ -86,6 +87,7 @@ def test_the_overlap_is_cross_faded_in_the_engine(engines):
     assert served[20].values[0] == pytest.approx(1007.0)  # past the overlap: chunk 1 alone
 
 
+@pytest.mark.slow
 def test_latency_longer_than_a_chunk_counts_starved_ticks(engines):
     predictor = ScriptedPredictor(chunk_size=50, latency_s=2.5)
     engine = engines(predictor)

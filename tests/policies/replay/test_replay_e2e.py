@@ -37,7 +37,7 @@ from robot.safety.config import SafetyConfig
 from tests.support.dataset_files import edit_column, recorded_actions
 from tests.support.recordings import EPISODE_FRAMES, Recording
 from tests.support.replays import Replay, replay
-from tests.support.servo_bounds import lag_ticks, offset_steps, settle_ticks
+from tests.support.servo_bounds import chase_lag, lag_ticks, offset_steps, settle_ticks
 
 SPIKE_EPISODE, SPIKE_FRAME, SPIKE_JOINT, SPIKE_DEG = 1, 30, "left_shoulder_pan.pos", 150.0
 JSON_DECIMALS_TOLERANCE = 1e-5  # the report rounds trajectories to 5 decimals
@@ -51,8 +51,11 @@ TICK_CAP = np.array([_CAPS["gripper" if k.endswith("gripper.pos") else "body"] f
 # Virtual rig, real-time pace: the followers run the fitted servo (tests/support/servo_bounds.py). One
 # tick after a goal they trail a moving goal by `lag_ticks(key)` ticks of its motion (latency plus the
 # loop's time constant), and rest up to `offset_steps(key)` from a still one (gravity's give and the
-# gearbox play). On top of the servo: a busy host can hand the emulator a goal late, and a gripper that
-# reverses at once overshoots under the acceleration limit. Measured with the ideal servo on four
+# gearbox play). Where a goal outruns the joint's top speed, the lag is what that speed leaves
+# (`chase_lag`): a gripper at LeRobot's half torque moves under 4 % of its range a tick, and the
+# recording's gripper closes faster (a run saw its lag shrink 3.3 % a tick, 31.3 against a linear
+# bound of 30.5). On top of the servo: a busy host can hand the emulator a goal late, and a gripper
+# that reverses at once overshoots under the acceleration limit. Measured with the ideal servo on four
 # recordings of the scripted fold, those came to 0.75 of a body joint's largest one-tick move and 1.02
 # of a gripper's; in CI a gripper was 3 ticks later than its settling, hence the slack here.
 HOST_SLACK_TICKS = {"body": 1.0, "gripper": 1.5}  # beyond the servo's lag: this many of the largest one-tick moves
@@ -281,9 +284,15 @@ def test_the_virtual_followers_track_the_recorded_actions(tmp_path: Path, record
         for column, key in enumerate(BIMANUAL_KEYS):
             pairs = fresh & np.array([(frame, key) not in intervened for frame in range(EPISODE_FRAMES - 1)])
             largest = np.abs(np.diff(sent[:, column])).max()
-            ticks = lag_ticks(key, FPS) + HOST_SLACK_TICKS["gripper" if key.endswith("gripper.pos") else "body"]
-            bound = ticks * largest + (offset_steps(key) + 2) * steps[column]
-            assert lag[pairs, column].max() <= bound, (entry["episode"], key, lag[pairs, column].max(), bound)
+            slack_ticks = HOST_SLACK_TICKS["gripper" if key.endswith("gripper.pos") else "body"]
+            rest = (offset_steps(key) + 2) * steps[column]
+            linear = (lag_ticks(key, FPS) + slack_ticks) * largest + rest
+            # Where the goal outruns the joint's top speed (a gripper at half torque), the lag the
+            # speed limit leaves, with the goal handed over on time or `slack_ticks` late.
+            chased = [chase_lag(key, FPS, sent[:, column], steps[column], late / FPS) for late in (0.0, slack_ticks)]
+            bound = np.maximum(linear, np.maximum(*chased) + rest)
+            worst = int(np.argmax(np.where(pairs, lag[:, column] - bound, -np.inf)))
+            assert lag[worst, column] <= bound[worst], (entry["episode"], key, worst, lag[worst, column], bound[worst])
             window = settle_ticks(key, FPS, largest / steps[column], SETTLED_STEPS) + HOST_SETTLE_TICKS
             reached = (SETTLED_STEPS + offset_steps(key)) * steps[column] + JSON_DECIMALS_TOLERANCE
             for k in np.flatnonzero(pairs)[np.flatnonzero(pairs) >= window]:

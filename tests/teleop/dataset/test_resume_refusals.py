@@ -96,6 +96,7 @@ def test_this_lerobot_writes_the_version_resume_expects(tmp_path):
     assert written == CODEBASE_VERSION == FORMAT_VERSION == "v3.0"
 
 
+@pytest.mark.slow
 def test_the_converter_named_ships_with_this_lerobot():
     # The refusal's command must start: the module exists and takes the options it is given.
     shown = subprocess.run(

@@ -8,6 +8,7 @@ of 5, the frames beyond it (of 200 at once) are refused and counted, as the plai
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from teleop.dataset.spill import SpillingWriter
 from teleop.dataset.writer_process import DatasetWriter
@@ -15,6 +16,7 @@ from tests.support.record_runs import load
 from tests.teleop.dataset.helpers import TASK, frame, spec
 
 
+@pytest.mark.slow
 def test_forty_frames_at_once_are_all_saved_in_order(tmp_path: Path):
     root = tmp_path / "dataset"
     with DatasetWriter(spec(root, ring_s=0.1, repo_id="test/fold")) as inner:
@@ -31,6 +33,7 @@ def test_forty_frames_at_once_are_all_saved_in_order(tmp_path: Path):
     np.testing.assert_array_equal(states[:, 0], np.arange(40, dtype=np.float32))  # frame(0, i): joint 0 is i
 
 
+@pytest.mark.slow
 def test_beyond_the_queue_frames_are_refused_and_counted(tmp_path: Path):
     with DatasetWriter(spec(tmp_path / "dataset", ring_s=0.1)) as inner:
         writer = SpillingWriter(inner, max_frames=5)
