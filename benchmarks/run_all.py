@@ -40,7 +40,7 @@ class Plan:
 PLAN: dict[str, Plan] = {
     "bus_cycle": Plan(limit_s=120),
     "rig_loop": Plan(["--seconds", "12", "--block-s", "2"], ["--seconds", "24", "--block-s", "2"], limit_s=240),
-    "camera_skew": Plan(limit_s=120),
+    "camera_skew": Plan(["--quick"], [], limit_s=120),
     # Three runs of each pair in the long run: one run's peak memory moves by tens of MB from run to run.
     "record_writer": Plan(
         ["--episodes", "3", "--seconds", "6", "--repeats", "1"],
@@ -48,20 +48,21 @@ PLAN: dict[str, Plan] = {
         limit_s=600,
     ),
     "judge_bench": Plan(["--quick"], limit_s=120),
-    "policy_cpu": Plan(["--rounds", "1"], limit_s=270),
-    "deploy_loop": Plan(limit_s=180),
-    "replay_throughput": Plan(limit_s=120),
-    "live_view": Plan(["--pairs", "2", "--seconds", "10"], ["--pairs", "3", "--seconds", "15"], limit_s=300),
-    "studio_scale": Plan(limit_s=600),
+    "policy_cpu": Plan(["--quick"], ["--rounds", "1"], limit_s=270),
+    "deploy_loop": Plan(["--quick"], [], limit_s=180),
+    "replay_throughput": Plan(["--quick"], [], limit_s=120),
+    "live_view": Plan(["--quick"], ["--pairs", "3", "--seconds", "15"], limit_s=300),
+    # 5 and 50 episodes by default (the growth rows read "50 vs 5"); 50 and 500 in the long run.
+    "studio_scale": Plan(["--quick"], [], limit_s=600),
     # LeRobot's DAgger handover (the anchor of the handover-smoothness comparison): ~1 min, 5 on a busy box.
     "handover_lerobot": Plan(limit_s=420),
     # Ours against it (reads handover_lerobot.json, so after it): ~1 min.
     "handover_ours": Plan(limit_s=300),
     # Full-size SmolVLA on the CPU, LeRobot's PyTorch against the compiled runtime: every headline
-    # variant, on 3 recorded observations by default and 20 in the long run; every variant over 100
+    # variant, on 2 recorded observations by default and 20 in the long run; every variant over 100
     # is `python -m benchmarks.policy_compiled`.
     "policy_compiled": Plan(
-        ["--quick", "--only", "lerobot,torch,openvino,openvino-bf16,onnxruntime-int8", "--observations", "3"],
+        ["--quick", "--only", "lerobot,torch,openvino,openvino-bf16,onnxruntime-int8", "--observations", "2"],
         ["--only", "lerobot,torch,openvino,openvino-bf16,onnxruntime-int8", "--observations", "20"],
         ["--quick", "--only", "torch,onnxruntime", "--observations", "2"],
         limit_s=2400,
