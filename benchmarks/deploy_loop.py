@@ -162,33 +162,86 @@ def summary_rows(ours: dict, lerobot: dict, scripted: list[dict]) -> list[Row]:
         return per_1000(result, result["deadlines_without_fresh_action"])
 
     rows = [
-        Row("deploy_loop", f"deploy: starved ticks per 1000, {label}", "", per_1000(ours, starved(ours)),
-            per_1000(lerobot, starved(lerobot)), target="0 while chunk latency < the chunk's remaining execution time"),
-        Row("deploy_loop", f"deploy: deadlines without a fresh action per 1000, {label}", "", deadlines(ours),
-            deadlines(lerobot), target="0"),
-        Row("deploy_loop", f"deploy: loop period |dev| p99, {label}", "ms", ours["period_abs_dev_p99_ms"],
-            lerobot["period_abs_dev_p99_ms"], target="≤ 2 ms"),
-        Row("deploy_loop", f"deploy: loop period |dev| max, {label}", "ms", ours["period_abs_dev_max_ms"],
-            lerobot["period_abs_dev_max_ms"]),
-        Row("deploy_loop", f"deploy: achieved loop rate, {label}", "Hz", ours["achieved_hz"], lerobot["achieved_hz"],
-            higher_is_better=True, target="30 Hz"),
-        Row("deploy_loop", f"deploy: loop idle (sleeping) share, {label}", "%", 100 * ours["idle_fraction"],
-            100 * lerobot["idle_fraction"], higher_is_better=True),
-        Row("deploy_loop", f"deploy: ACT chunk latency p50 in the loop, {label}", "s", ours["chunk_latency_p50_s"],
-            lerobot["chunk_latency_p50_s"]),
-        Row("deploy_loop", f"deploy: peak RSS of the process, {label}", "MB", ours["peak_rss_mb"],
-            lerobot["peak_rss_mb"], target="≤ LeRobot's"),
-    ]  # fmt: skip
+        Row(
+            "deploy_loop",
+            f"deploy: starved ticks per 1000, {label}",
+            "",
+            per_1000(ours, starved(ours)),
+            per_1000(lerobot, starved(lerobot)),
+            target="0 while chunk latency < the chunk's remaining execution time",
+        ),
+        Row(
+            "deploy_loop",
+            f"deploy: deadlines without a fresh action per 1000, {label}",
+            "",
+            deadlines(ours),
+            deadlines(lerobot),
+            target="0",
+        ),
+        Row(
+            "deploy_loop",
+            f"deploy: loop period |dev| p99, {label}",
+            "ms",
+            ours["period_abs_dev_p99_ms"],
+            lerobot["period_abs_dev_p99_ms"],
+            target="≤ 2 ms",
+        ),
+        Row(
+            "deploy_loop",
+            f"deploy: loop period |dev| max, {label}",
+            "ms",
+            ours["period_abs_dev_max_ms"],
+            lerobot["period_abs_dev_max_ms"],
+        ),
+        Row(
+            "deploy_loop",
+            f"deploy: achieved loop rate, {label}",
+            "Hz",
+            ours["achieved_hz"],
+            lerobot["achieved_hz"],
+            higher_is_better=True,
+            target="30 Hz",
+        ),
+        Row(
+            "deploy_loop",
+            f"deploy: loop idle (sleeping) share, {label}",
+            "%",
+            100 * ours["idle_fraction"],
+            100 * lerobot["idle_fraction"],
+            higher_is_better=True,
+        ),
+        Row(
+            "deploy_loop",
+            f"deploy: ACT chunk latency p50 in the loop, {label}",
+            "s",
+            ours["chunk_latency_p50_s"],
+            lerobot["chunk_latency_p50_s"],
+        ),
+        Row(
+            "deploy_loop",
+            f"deploy: peak RSS of the process, {label}",
+            "MB",
+            ours["peak_rss_mb"],
+            lerobot["peak_rss_mb"],
+            target="≤ LeRobot's",
+        ),
+    ]
     sync, background = (
         next((r for r in scripted if r["inference"] == kind), None) for kind in ("inline", "background")
     )
     if sync and background:
         left_s = background["target"]["time_left_at_request_min_s"]
         rows.append(
-            Row("deploy_loop", "deploy: deadlines without a fresh action per 1000, scripted 0.5 s chunk of 50", "",
-                deadlines(background), deadlines(sync), anchor_name="our sync engine (LeRobot's blocking pattern)",
-                target=f"0 (latency {SCRIPTED_LATENCY_S} s < the {left_s:.2f} s left)")
-        )  # fmt: skip
+            Row(
+                "deploy_loop",
+                "deploy: deadlines without a fresh action per 1000, scripted 0.5 s chunk of 50",
+                "",
+                deadlines(background),
+                deadlines(sync),
+                anchor_name="our sync engine (LeRobot's blocking pattern)",
+                target=f"0 (latency {SCRIPTED_LATENCY_S} s < the {left_s:.2f} s left)",
+            )
+        )
     return rows
 
 
@@ -228,8 +281,10 @@ def main(argv: list[str] | None = None) -> None:
 
         with rig_ports(rig_config(root, args.height, args.width)):  # one emulator for every side, in turn
             params = build_checkpoint(root / "act", args.height, args.width)
-            print(f"built a full-size ACT ({params / 1e6:.1f}M params) in {time.monotonic() - started:.0f} s",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"built a full-size ACT ({params / 1e6:.1f}M params) in {time.monotonic() - started:.0f} s",
+                file=sys.stderr,
+            )
             scripted = run_scripted(root, args.scripted_s, args.height, args.width) if args.scripted_s > 0 else []
             lerobot = child("lerobot", root / "act", root, args)
             print(f"lerobot: {lerobot[0]['process_s']:.0f} s", file=sys.stderr)
@@ -264,11 +319,13 @@ def main(argv: list[str] | None = None) -> None:
     for result in ordered:
         if "target" in result and result["target"]["chunks"]:
             t = result["target"]
-            print(f"{result['side']}: {t['chunks_with_latency_below_time_left']} of {t['chunks']} chunks asked for "
-                  f"took less than the execution time left then (min {t['time_left_at_request_min_s']:.2f} s; "
-                  f"latency max {t['chunk_latency_max_s']:.2f} s); {t['starved_ticks']} starved ticks, "
-                  f"{t['starved_ticks_the_target_forbids']} while such a chunk was computed: "
-                  f"target {'met' if t['met'] else 'NOT met'}")  # fmt: skip
+            print(
+                f"{result['side']}: {t['chunks_with_latency_below_time_left']} of {t['chunks']} chunks asked for "
+                f"took less than the execution time left then (min {t['time_left_at_request_min_s']:.2f} s; "
+                f"latency max {t['chunk_latency_max_s']:.2f} s); {t['starved_ticks']} starved ticks, "
+                f"{t['starved_ticks_the_target_forbids']} while such a chunk was computed: "
+                f"target {'met' if t['met'] else 'NOT met'}"
+            )
     print(f"LeRobot logged {lerobot[0]['slow_loop_warnings_logged']} 'running slower' warnings")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     summary = [asdict(row) for row in rows]  # Row's keys; summary.py computes the ratio

@@ -128,14 +128,16 @@ def run_ours(
         engine = make_engine(deploy.engine, log, fps=FPS).engine
         log.queue = engine.queue
         trace, loop_stats, facts = run_rig_loop(config, ports, engine, window_s, prime=prime)
-        results.append({
-            "side": "ours, async" if side == "ours" else side,
-            **tick_stats(trace),
-            **facts,
-            "chunk_size": predictor.chunk_size,
-            "engine": engine_facts(engine),
-            "loop_timer": loop_stats.__dict__,
-        })  # fmt: skip
+        results.append(
+            {
+                "side": "ours, async" if side == "ours" else side,
+                **tick_stats(trace),
+                **facts,
+                "chunk_size": predictor.chunk_size,
+                "engine": engine_facts(engine),
+                "loop_timer": loop_stats.__dict__,
+            }
+        )
         results[-1]["target"] = target_check(trace, log)
     return results
 

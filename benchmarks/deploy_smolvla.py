@@ -52,8 +52,14 @@ def child(variant: str, root: Path, args: argparse.Namespace) -> dict[str, Any]:
     command += ["--seconds", str(args.seconds), "--height", str(args.height), "--width", str(args.width)]
     log = root / f"{variant}.log"
     with log.open("w") as stderr:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL, text=True,
-                              timeout=args.seconds + 900)  # fmt: skip
+        done = subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            timeout=args.seconds + 900,
+        )
     if done.returncode != 0:
         print(log.read_text()[-3000:], file=sys.stderr)
         raise SystemExit(f"the {variant} child failed (exit {done.returncode})")
@@ -94,10 +100,19 @@ def summary_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in results:
         if r["side"] == ANCHOR or anchor is None:
             continue
-        rows.append(asdict(Row("deploy_smolvla", f"deploy, full-size SmolVLA on the CPU: starved ticks per 1000, "
-                               f"{r['side']}", "", per_1000(r, "engine_starved_ticks"),
-                               per_1000(anchor, "engine_starved_ticks"), anchor_name="PyTorch (LeRobot's model)",
-                               target="0 while chunk latency < the chunk's remaining execution time")))  # fmt: skip
+        rows.append(
+            asdict(
+                Row(
+                    "deploy_smolvla",
+                    f"deploy, full-size SmolVLA on the CPU: starved ticks per 1000, {r['side']}",
+                    "",
+                    per_1000(r, "engine_starved_ticks"),
+                    per_1000(anchor, "engine_starved_ticks"),
+                    anchor_name="PyTorch (LeRobot's model)",
+                    target="0 while chunk latency < the chunk's remaining execution time",
+                )
+            )
+        )
     return rows
 
 
@@ -135,16 +150,23 @@ def main(argv: list[str] | None = None) -> None:
             results = []
             for variant in variants:
                 results.append(child(variant, root, args))
-                print(f"{variant}: {per_1000(results[-1], 'engine_starved_ticks'):.0f} starved per 1000",
-                      file=sys.stderr)  # fmt: skip
-    print(f"Deploy at {FPS} Hz, full-size SmolVLA ({params / 1e6:.0f}M) on {os.cpu_count()} CPUs, async engine, "
-          f"{args.seconds:.0f} s per runtime (load average at the end {os.getloadavg()[0]:.2f})\n")  # fmt: skip
+                print(
+                    f"{variant}: {per_1000(results[-1], 'engine_starved_ticks'):.0f} starved per 1000", file=sys.stderr
+                )
+    print(
+        f"Deploy at {FPS} Hz, full-size SmolVLA ({params / 1e6:.0f}M) on {os.cpu_count()} CPUs, async engine, "
+        f"{args.seconds:.0f} s per runtime (load average at the end {os.getloadavg()[0]:.2f})\n"
+    )
     print(table(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for result in results:
         result.pop("periods_ms", None)
-    report = {"elapsed_s": time.monotonic() - started, "params": params, "results": results,
-              "summary": summary_rows(results)}  # fmt: skip
+    report = {
+        "elapsed_s": time.monotonic() - started,
+        "params": params,
+        "results": results,
+        "summary": summary_rows(results),
+    }
     args.out.write_text(json.dumps(report, indent=1))
     print(f"\nwrote {args.out}")
 

@@ -241,10 +241,14 @@ def main(argv: list[str] | None = None) -> None:
         firsts = [t["first_step_after_release_deg"] for t in h["follower_timing"].values()]
         first = max((f for f in firsts if f is not None), default=None)
         gap = max(t["longest_gap_s"] for t in h["follower_timing"].values())
-        print(f"handover {i}: longest follower silence {gap:.2f} s; first follower step after the release "
-              f"{'–' if first is None else f'{first:.1f} deg'}")  # fmt: skip
-    print(f"\nLeRobot logged {result['slow_loop_warnings_logged']} 'running slower' warnings; "
-          f"ready {result['ready_after_s']:.0f} s after start")  # fmt: skip
+        print(
+            f"handover {i}: longest follower silence {gap:.2f} s; first follower step after the release "
+            f"{'–' if first is None else f'{first:.1f} deg'}"
+        )
+    print(
+        f"\nLeRobot logged {result['slow_loop_warnings_logged']} 'running slower' warnings; "
+        f"ready {result['ready_after_s']:.0f} s after start"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     summary = [asdict(row) for row in summary_rows(result["handovers"])]
     args.out.write_text(json.dumps({"meta": meta, "lerobot": result, "summary": summary}, indent=1))

@@ -73,9 +73,19 @@ REPORT_CHARS = 2500
 
 def write_rig_file(root: Path) -> Path:
     """handover_lerobot's rig (`rig_config`) as a rig file, plus the tiny ACT's three virtual cameras."""
-    cameras = [{"kind": "virtual", "name": name, "view": name, "width": CAMERA_WIDTH, "height": CAMERA_HEIGHT,
-                "phase_s": 0.003 * (i + 1), "seed": i, "capture": {"max_frame_age_s": 1.0}}
-               for i, name in enumerate(CAMERAS)]  # fmt: skip
+    cameras = [
+        {
+            "kind": "virtual",
+            "name": name,
+            "view": name,
+            "width": CAMERA_WIDTH,
+            "height": CAMERA_HEIGHT,
+            "phase_s": 0.003 * (i + 1),
+            "seed": i,
+            "capture": {"max_frame_age_s": 1.0},
+        }
+        for i, name in enumerate(CAMERAS)
+    ]
     rig = {
         "id": RIG_ID,
         "fps": FPS,
@@ -241,8 +251,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="one handover")
     parser.add_argument("--handovers", type=int, default=None, help="handovers in the session (default 2, quick 1)")
     parser.add_argument("--autonomous-s", type=float, default=3.0, help="policy time before each take-over, s")
-    parser.add_argument("--anchor", type=Path, default=Path("outputs/bench/handover_lerobot.json"),
-                        help="LeRobot's figures (benchmarks.handover_lerobot), from this session")  # fmt: skip
+    parser.add_argument(
+        "--anchor",
+        type=Path,
+        default=Path("outputs/bench/handover_lerobot.json"),
+        help="LeRobot's figures (benchmarks.handover_lerobot), from this session",
+    )
     parser.add_argument("--out", type=Path, default=Path("outputs/bench/handover_ours.json"))
     parser.add_argument("--keep-traces", action="store_true", help="keep each handover's bus trace in the JSON")
     args = parser.parse_args(argv)

@@ -87,8 +87,9 @@ def joint_kind_steps(
         if bus.endswith(FOLLOWER_SUFFIX):
             baseline = _last_before(writes, start_s)
         elif bus.endswith(LEADER_SUFFIX) and inside:
-            baseline = {m: v for m, v in _last_before(present_reads(records, bus), inside[0][0]).items()
-                        if v[0] < inside[0][0]}  # fmt: skip
+            baseline = {
+                m: v for m, v in _last_before(present_reads(records, bus), inside[0][0]).items() if v[0] < inside[0][0]
+            }
         else:
             baseline = {}
         out[bus] = arm_kind_steps(inside, baseline, joints, fps) | {"writes": len(inside)}

@@ -81,31 +81,59 @@ def summary_rows(
         """The worst of both leaders' figure of one joint kind (body in degrees, gripper in % of its range)."""
         if not side:
             return None
-        return max(kinds[arm][key] for h in side for kinds in [h["by_joint_kind"]] for arm in kinds
-                   if arm.endswith("_leader"))  # fmt: skip
+        return max(
+            kinds[arm][key] for h in side for kinds in [h["by_joint_kind"]] for arm in kinds if arm.endswith("_leader")
+        )
 
     anchor = f"{LEROBOT_MODE} (worst handover)"
     if ours is None:
         return [
-            Row("handover_lerobot", "handover: largest follower goal step per tick", "deg", None,
-                worst(handovers, "largest_follower_step_per_tick_deg"), anchor_name=anchor),
-            Row("handover_lerobot", "handover: largest leader goal step per tick", "deg", None,
-                worst(handovers, "largest_leader_step_per_tick_deg"), anchor_name=anchor),
-            Row("handover_lerobot", "handover: pause request -> person in control", "s", None,
-                worst(handovers, "pause_to_in_control_s"), anchor_name=anchor),
-            Row("handover_lerobot", "handover: follower ticks without a command", "ticks", None,
-                worst(handovers, "follower_missed_ticks"), anchor_name=anchor),
-        ]  # fmt: skip
+            Row(
+                "handover_lerobot",
+                "handover: largest follower goal step per tick",
+                "deg",
+                None,
+                worst(handovers, "largest_follower_step_per_tick_deg"),
+                anchor_name=anchor,
+            ),
+            Row(
+                "handover_lerobot",
+                "handover: largest leader goal step per tick",
+                "deg",
+                None,
+                worst(handovers, "largest_leader_step_per_tick_deg"),
+                anchor_name=anchor,
+            ),
+            Row(
+                "handover_lerobot",
+                "handover: pause request -> person in control",
+                "s",
+                None,
+                worst(handovers, "pause_to_in_control_s"),
+                anchor_name=anchor,
+            ),
+            Row(
+                "handover_lerobot",
+                "handover: follower ticks without a command",
+                "ticks",
+                None,
+                worst(handovers, "follower_missed_ticks"),
+                anchor_name=anchor,
+            ),
+        ]
     stale = ""
     if anchor_age_s is not None and anchor_age_s > STALE_ANCHOR_S:
         stale = f", measured {anchor_age_s / 60:.0f} min earlier, not in this session"
     anchor += stale
-    ramp = (f"≤ {RAMP_STEP_DEG + ENCODER_STEP_DEG:.2f} (ramp {RAMP_STEP_DEG:g} deg/tick + 1 encoder count; "
-            "a gripper ramps 1 % of its range a tick)")  # fmt: skip
+    ramp = (
+        f"≤ {RAMP_STEP_DEG + ENCODER_STEP_DEG:.2f} (ramp {RAMP_STEP_DEG:g} deg/tick + 1 encoder count; "
+        "a gripper ramps 1 % of its range a tick)"
+    )
 
     def row(metric: str, unit: str, key: str, target: str = "") -> Row:
-        return Row("handover_ours", metric, unit, worst(ours, key), worst(handovers, key), anchor_name=anchor,
-                   target=target)  # fmt: skip
+        return Row(
+            "handover_ours", metric, unit, worst(ours, key), worst(handovers, key), anchor_name=anchor, target=target
+        )
 
     # Steps per write: both loops write a goal at most once a tick, and the per-tick figure divides a
     # leader's first step by the few milliseconds since the read it starts from (handover_ours_figures.py).

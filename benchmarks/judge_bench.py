@@ -75,11 +75,17 @@ def throughput(work: Path, episodes: int, samples: int, latency_s: float, levels
             waves = math.ceil(episodes / level)  # episodes run `level` at a time, samples one after another
             ideal = episodes * 60.0 / (waves * samples * latency_s)
             rate = summary.scored * 60.0 / wall
-            rows.append({
-                "concurrency": level, "episodes": summary.scored, "calls": summary.calls, "wall_s": round(wall, 2),
-                "episodes_per_min": round(rate, 1), "ideal_episodes_per_min": round(ideal, 1),
-                "efficiency": round(rate / ideal, 3),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "concurrency": level,
+                    "episodes": summary.scored,
+                    "calls": summary.calls,
+                    "wall_s": round(wall, 2),
+                    "episodes_per_min": round(rate, 1),
+                    "ideal_episodes_per_min": round(ideal, 1),
+                    "efficiency": round(rate / ideal, 3),
+                }
+            )
     return rows
 
 
@@ -91,8 +97,22 @@ def _baseline_pack(prepared: PreparedEpisode, fps_sent: float = 1.0) -> Evidence
     for frame in range(0, ep.length, step):
         for seg in ep.videos:
             t = frame / ep.fps
-            images.append(EvidenceImage(frame_ref(seg.view, t), seg.view, frame, t, "uniform 1 fps", str(seg.path),
-                                        t, t, seg.width, seg.height, b"", ""))  # fmt: skip
+            images.append(
+                EvidenceImage(
+                    frame_ref(seg.view, t),
+                    seg.view,
+                    frame,
+                    t,
+                    "uniform 1 fps",
+                    str(seg.path),
+                    t,
+                    t,
+                    seg.width,
+                    seg.height,
+                    b"",
+                    "",
+                )
+            )
     return EvidencePack(ep.index, 0, tuple(images))
 
 
@@ -137,13 +157,17 @@ def main() -> int:
         work = Path(tmp)
         rows = throughput(work, episodes, samples=3, latency_s=args.latency_s, levels=levels)
         tok = tokens(work, duration_s=30.0)
-    print(f"## Judge throughput ({episodes} episodes of {EPISODE_FRAMES / 30:.0f} s at 640x480, 3 samples each, "
-          f"server latency {args.latency_s} s per request)\n")  # fmt: skip
+    print(
+        f"## Judge throughput ({episodes} episodes of {EPISODE_FRAMES / 30:.0f} s at 640x480, 3 samples each, "
+        f"server latency {args.latency_s} s per request)\n"
+    )
     print("| concurrency | episodes/min | ideal (no local overhead) | efficiency | calls | wall s |")
     print("|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['concurrency']} | {r['episodes_per_min']} | {r['ideal_episodes_per_min']} | "
-              f"{r['efficiency']:.0%} | {r['calls']} | {r['wall_s']} |")  # fmt: skip
+        print(
+            f"| {r['concurrency']} | {r['episodes_per_min']} | {r['ideal_episodes_per_min']} | "
+            f"{r['efficiency']:.0%} | {r['calls']} | {r['wall_s']} |"
+        )
     print("\n## Input tokens per judge call, 30 s episode, three 640x480 views\n")
     print("| frames sent | images | input tokens | vs baseline |")
     print("|---|---:|---:|---:|")
@@ -155,8 +179,14 @@ def main() -> int:
     print(f"| naive: 3 views at 1 fps | {tok['baseline_images']} | {tok['baseline_input_tokens_estimated']:,} | 1x |")
     print(f"\nTarget <= 10k tokens and >= 3.5x fewer: {'met' if tok['target_met'] else 'NOT met'}.")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    result = {"machine": platform.platform(), "python": platform.python_version(), "load_avg": os.getloadavg(),
-              "latency_s": args.latency_s, "throughput": rows, "tokens": tok}  # fmt: skip
+    result = {
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "load_avg": os.getloadavg(),
+        "latency_s": args.latency_s,
+        "throughput": rows,
+        "tokens": tok,
+    }
     args.out.write_text(json.dumps(result, indent=2))
     print(f"\nJSON: {args.out}")
     return 0

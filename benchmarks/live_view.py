@@ -87,8 +87,13 @@ def one_run(rig: Path, seconds: float, view: bool) -> dict:
     if process.returncode != 0:
         raise SystemExit(f"so101-teleop exited {process.returncode}: {''.join(lines)[-2000:]}")
     summary = json.loads(stdout)
-    return {"view": view, "p99_ms": summary["period_deviation_p99_ms"], "achieved_hz": summary["achieved_hz"],
-            "ticks": summary["ticks"], "page_refreshes": fetched[0]}  # fmt: skip
+    return {
+        "view": view,
+        "p99_ms": summary["period_deviation_p99_ms"],
+        "achieved_hz": summary["achieved_hz"],
+        "ticks": summary["ticks"],
+        "page_refreshes": fetched[0],
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -360,8 +360,13 @@ def run_cuda(mode: str, checkpoint: Path, frames: Path) -> dict:
         loaded.predictor.predict_chunk(inputs)
         torch.cuda.synchronize()
         samples.append(time.perf_counter() - begin)
-    return {"mode": mode, "first_chunk_s": samples[0], "median_s": float(np.median(samples[3:])),
-            "p95_s": float(np.percentile(samples[3:], 95)), "gpu": torch.cuda.get_device_name()}  # fmt: skip
+    return {
+        "mode": mode,
+        "first_chunk_s": samples[0],
+        "median_s": float(np.median(samples[3:])),
+        "p95_s": float(np.percentile(samples[3:], 95)),
+        "gpu": torch.cuda.get_device_name(),
+    }
 
 
 def table(results: dict[str, dict]) -> str:
@@ -395,8 +400,9 @@ def summary_rows(results: dict[str, dict]) -> list[dict]:
         if name == "lerobot":
             continue
         target = "<= 1.5 s median (fastest variant)" if name != REFERENCE else ""
-        rows.append(asdict(Row("policy_compiled", f"SmolVLA chunk median, {name}", "s", r["median_s"], anchor,
-                               target=target)))  # fmt: skip
+        rows.append(
+            asdict(Row("policy_compiled", f"SmolVLA chunk median, {name}", "s", r["median_s"], anchor, target=target))
+        )
     return rows
 
 
@@ -445,8 +451,11 @@ def main() -> None:
         params = build_checkpoint(scratch)
         checkpoint = scratch / "smolvla"
         frames = record_frames(scratch, observations)
-        print(f"checkpoint ({params / 1e6:.0f}M) and {observations} recorded observations in"
-              f" {time.perf_counter() - started:.0f} s", file=sys.stderr)  # fmt: skip
+        print(
+            f"checkpoint ({params / 1e6:.0f}M) and {observations} recorded observations in"
+            f" {time.perf_counter() - started:.0f} s",
+            file=sys.stderr,
+        )
         build_s: dict[str, float] = {}
         for variant in variants:
             key = str(WeightPrecision(variant.precision).graphs)  # bf16 computes the fp32 graphs

@@ -369,21 +369,23 @@ def medians(results: list[dict]) -> list[dict]:
     for (impl, vcodec), runs in groups.items():
         writer_rss = [run["writer_process_peak_rss_mb"] for run in runs if run["writer_process_peak_rss_mb"]]
         peaks = [run["peak_pss_mb"] for run in runs]
-        out.append({
-            "impl": impl,
-            "vcodec": vcodec,
-            "runs": len(runs),
-            "period_dev_ms": {"p99": median(runs, "period_dev_ms", "p99")},
-            "pause_s": {"p95": median(runs, "pause_s", "p95")},
-            "save_s": {"p95": median(runs, "save_s", "p95")},
-            "dropped_per_1000": max(run["dropped_per_1000"] for run in runs),
-            "cpu_s_per_recorded_s": median(runs, "cpu_s_per_recorded_s"),
-            "loop_process_peak_rss_mb": median(runs, "loop_process_peak_rss_mb"),
-            "writer_process_peak_rss_mb": float(np.median(writer_rss)) if writer_rss else None,
-            "peak_pss_mb": float(np.median(peaks)),
-            "peak_pss_range_mb": [min(peaks), max(peaks)],
-            "peak_growth_mb": _median_or_none([growth_mb(run.get("peak_pss_by_episode_mb", [])) for run in runs]),
-        })  # fmt: skip
+        out.append(
+            {
+                "impl": impl,
+                "vcodec": vcodec,
+                "runs": len(runs),
+                "period_dev_ms": {"p99": median(runs, "period_dev_ms", "p99")},
+                "pause_s": {"p95": median(runs, "pause_s", "p95")},
+                "save_s": {"p95": median(runs, "save_s", "p95")},
+                "dropped_per_1000": max(run["dropped_per_1000"] for run in runs),
+                "cpu_s_per_recorded_s": median(runs, "cpu_s_per_recorded_s"),
+                "loop_process_peak_rss_mb": median(runs, "loop_process_peak_rss_mb"),
+                "writer_process_peak_rss_mb": float(np.median(writer_rss)) if writer_rss else None,
+                "peak_pss_mb": float(np.median(peaks)),
+                "peak_pss_range_mb": [min(peaks), max(peaks)],
+                "peak_growth_mb": _median_or_none([growth_mb(run.get("peak_pss_by_episode_mb", [])) for run in runs]),
+            }
+        )
     return out
 
 
@@ -401,17 +403,23 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="smoke run: 2 episodes of 3 s")
     parser.add_argument(
-        "--repeats", type=int, default=1,
+        "--repeats",
+        type=int,
+        default=1,
         help="runs of each (impl, codec) pair, alternating which goes first; the summary takes medians",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--rig", action=argparse.BooleanOptionalAction, default=True,
+        "--rig",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="teleoperate the virtual rig with its three cameras each tick (--no-rig: pre-rendered frames)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--out", type=Path, default=Path("outputs/bench/record_writer.json"),
+        "--out",
+        type=Path,
+        default=Path("outputs/bench/record_writer.json"),
         help="where the JSON of every run goes (default: outputs/bench/record_writer.json)",
-    )  # fmt: skip
+    )
     parser.add_argument("--plot", type=Path, help="also draw each run's memory over time into this PNG")
     parser.add_argument("--run", nargs=2, metavar=("IMPL", "VCODEC"), help=argparse.SUPPRESS)
     args = parser.parse_args()

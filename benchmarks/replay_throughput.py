@@ -66,10 +66,20 @@ DRY_PASSES = 5  # a dry pass takes ~0.2 s: the median of a few is steadier than 
 
 def write_rig_file(folder: Path) -> Path:
     """A pre-calibrated virtual rig in wire timing living under `folder`, with three small cameras."""
-    cameras = [{"kind": "virtual", "name": name, "view": name, "width": CAMERA_SIZE[1], "height": CAMERA_SIZE[0],
-                "phase_s": 0.003 * (i + 1), "seed": i,
-                # The recording is only the input here: a starved capture thread must not end it.
-                "capture": {"max_frame_age_s": 1.0}} for i, name in enumerate(CAMERAS)]  # fmt: skip
+    cameras = [
+        {
+            "kind": "virtual",
+            "name": name,
+            "view": name,
+            "width": CAMERA_SIZE[1],
+            "height": CAMERA_SIZE[0],
+            "phase_s": 0.003 * (i + 1),
+            "seed": i,
+            # The recording is only the input here: a starved capture thread must not end it.
+            "capture": {"max_frame_age_s": 1.0},
+        }
+        for i, name in enumerate(CAMERAS)
+    ]
     rig = {
         "id": RIG_ID,
         "calibration": {"dir": str(folder / "calibration")},
@@ -84,10 +94,19 @@ def write_rig_file(folder: Path) -> Path:
 
 def record(rig_file: Path, root: Path, episodes: int, seconds: float) -> float:
     """so101-record on the virtual rig (its scripted cloth fold); returns the wall time, s."""
-    command = [str(Path(sys.executable).parent / "so101-record"), f"--config_path={rig_file}",
-               "--dataset.repo_id=bench/replay", f"--dataset.root={root}", "--dataset.vcodec=h264",
-               f"--session.episode_s={seconds}", "--session.reset_s=0.5", f"--session.num_episodes={episodes}",
-               "--gates.min_fps=20", "--gates.max_period_error_p99_ms=200", "--gates.max_skew_p99_ms=200"]  # fmt: skip
+    command = [
+        str(Path(sys.executable).parent / "so101-record"),
+        f"--config_path={rig_file}",
+        "--dataset.repo_id=bench/replay",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        f"--session.episode_s={seconds}",
+        "--session.reset_s=0.5",
+        f"--session.num_episodes={episodes}",
+        "--gates.min_fps=20",
+        "--gates.max_period_error_p99_ms=200",
+        "--gates.max_skew_p99_ms=200",
+    ]
     start = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, timeout=120 + 3 * episodes * seconds)
     if result.returncode != 0:
@@ -196,8 +215,14 @@ def lerobot(rig_file: Path, root: Path, episodes: int) -> dict[str, dict[str, An
                         off = max(off, max(abs(float(sent[k]) - float(action[k])) for k in BIMANUAL_KEYS))
                     loop_s += time.monotonic() - start
                     frames += dataset.num_frames
-                results[name] = {"frames": frames, "loop_s": loop_s, "load_s": load_s, "step_ms": np.array(step_ms),
-                                 "sent_vs_recorded_max_abs": off, "fps": dataset.fps}  # fmt: skip
+                results[name] = {
+                    "frames": frames,
+                    "loop_s": loop_s,
+                    "load_s": load_s,
+                    "step_ms": np.array(step_ms),
+                    "sent_vs_recorded_max_abs": off,
+                    "fps": dataset.fps,
+                }
         finally:
             robot.disconnect()
     return results
@@ -226,17 +251,29 @@ def summary(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     paced = rows[LEROBOT_PACED]["x_real_time"]
 
     def entry(metric: str, unit: str, ours_value: float, anchor: float, anchor_name: str) -> dict[str, Any]:
-        return {"benchmark": BENCHMARK, "metric": metric, "unit": unit, "ours": round(ours_value, 3),
-                "anchor": round(anchor, 3), "anchor_name": anchor_name, "higher_is_better": True,
-                "target": ""}  # fmt: skip
+        return {
+            "benchmark": BENCHMARK,
+            "metric": metric,
+            "unit": unit,
+            "ours": round(ours_value, 3),
+            "anchor": round(anchor, 3),
+            "anchor_name": anchor_name,
+            "higher_is_better": True,
+            "target": "",
+        }
 
     virtual = rows[OURS_VIRTUAL]
     return [
         entry("replay throughput, dry arms", "× real time", rows[OURS_DRY]["x_real_time"], paced, ANCHOR_NAME),
         entry("replay throughput, virtual rig (fast pace)", "× real time", virtual["x_real_time"], paced, ANCHOR_NAME),
-        entry("replay tick rate on the virtual rig, no pacing", "frames/s", virtual["frames_per_s"],
-              rows[LEROBOT_FREE]["frames_per_s"], f"{ANCHOR_NAME} loop, sleep removed"),
-    ]  # fmt: skip
+        entry(
+            "replay tick rate on the virtual rig, no pacing",
+            "frames/s",
+            virtual["frames_per_s"],
+            rows[LEROBOT_FREE]["frames_per_s"],
+            f"{ANCHOR_NAME} loop, sleep removed",
+        ),
+    ]
 
 
 def markdown(rows: dict[str, dict[str, Any]]) -> str:
@@ -250,8 +287,10 @@ def markdown(rows: dict[str, dict[str, Any]]) -> str:
         p50 = r.get("tick_ms_p50", r.get("step_ms_p50"))
         p99 = r.get("tick_ms_p99", r.get("step_ms_p99"))
         events = sum(r["safety_events"].values()) if "safety_events" in r else "–"  # LeRobot's loop has none
-        lines.append(f"| {name} | {r['frames']} | {r['loop_s']:.2f} | {r['frames_per_s']:.0f} | {r['x_real_time']:.2f}"
-                     f" | {p50:.2f} | {p99:.2f} | {r['sent_vs_recorded_max_abs']:.3f} | {events} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {r['frames']} | {r['loop_s']:.2f} | {r['frames_per_s']:.0f} | {r['x_real_time']:.2f}"
+            f" | {p50:.2f} | {p99:.2f} | {r['sent_vs_recorded_max_abs']:.3f} | {events} |"
+        )
     return "\n".join(lines)
 
 

@@ -252,10 +252,11 @@ def running_cameras() -> Iterator[dict[str, Camera]]:
     Their capture threads get the priority `BimanualRig` gives its cameras (just below the loop's).
     """
     configs = [
-        capture_below(VirtualCameraConfig(name=name, view=view, width=640, height=480, fps=FPS, phase_s=phase),
-                      REALTIME_PRIORITY)
+        capture_below(
+            VirtualCameraConfig(name=name, view=view, width=640, height=480, fps=FPS, phase_s=phase), REALTIME_PRIORITY
+        )
         for name, view, phase in CAMERAS
-    ]  # fmt: skip
+    ]
     cameras = make_cameras(configs, joint_source=fold_source())
     with contextlib.ExitStack() as stack:
         for camera in cameras.values():

@@ -76,16 +76,19 @@ def synthesise(root: Path, episodes: int) -> None:
     from evaluation.testing.synthetic_dataset import Scenario, write_synthetic_dataset
 
     kinds = list(Scenario)
-    write_synthetic_dataset(root, [kinds[i % len(kinds)] for i in range(episodes)], frames_per_episode=FRAMES,
-                            height=24, width=32)  # fmt: skip
+    write_synthetic_dataset(
+        root, [kinds[i % len(kinds)] for i in range(episodes)], frames_per_episode=FRAMES, height=24, width=32
+    )
 
 
 def child(episodes: int, workdir: Path) -> dict[str, float]:
     """Synthesise and measure one size in a child process (its own peak RSS)."""
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.studio_scale", "--child", str(episodes), "--workdir", str(workdir)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"{episodes} episodes: {done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -116,11 +119,18 @@ def main(argv: list[str] | None = None) -> int:
     summary = []
     for step in ("list_s", "episode_s", "filter_s", "health_s", "edit_s", "peak_rss_mb"):
         growth = results[large][step] / results[small][step]
-        summary.append({
-            "benchmark": "studio_scale", "metric": f"{step} growth, {large} vs {small} episodes", "unit": "x",
-            "ours": round(growth, 2), "anchor": scale, "anchor_name": f"the episodes' growth ({scale:g}x)",
-            "higher_is_better": False, "target": f"<= {scale:g}x",
-        })  # fmt: skip
+        summary.append(
+            {
+                "benchmark": "studio_scale",
+                "metric": f"{step} growth, {large} vs {small} episodes",
+                "unit": "x",
+                "ours": round(growth, 2),
+                "anchor": scale,
+                "anchor_name": f"the episodes' growth ({scale:g}x)",
+                "higher_is_better": False,
+                "target": f"<= {scale:g}x",
+            }
+        )
     record = {"sizes": {str(k): v for k, v in results.items()}, "summary": summary}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(record, indent=1))

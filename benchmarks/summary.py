@@ -95,9 +95,15 @@ def _rig_loop(data: Mapping[str, Any]) -> list[Row]:
         )
         step = c["step"]
         rows.append(
-            Row("rig_loop", f"bus time per bimanual tick p50, {name}", "ms", step["ours"]["p50_ms"],
-                step["lerobot"]["p50_ms"], target="LeRobot ÷ ours ≥ 2")
-        )  # fmt: skip
+            Row(
+                "rig_loop",
+                f"bus time per bimanual tick p50, {name}",
+                "ms",
+                step["ours"]["p50_ms"],
+                step["lerobot"]["p50_ms"],
+                target="LeRobot ÷ ours ≥ 2",
+            )
+        )
     return rows
 
 
@@ -145,39 +151,92 @@ def _record_writer(data: Mapping[str, Any]) -> list[Row]:
         repeated = f", median of {ours['runs']} runs" if ours.get("runs", 1) > 1 else ""
         ours_rss = ours["loop_process_peak_rss_mb"] + (ours["writer_process_peak_rss_mb"] or 0)
         rows += [
-            Row("record_writer", f"recording: loop period |dev| p99, {vcodec}", "ms", ours["period_dev_ms"]["p99"],
-                ref["period_dev_ms"]["p99"], target="≤ 2 ms"),
-            Row("record_writer", f"recording: loop pause between episodes p95, {vcodec}", "s",
-                ours["pause_s"]["p95"], ref["pause_s"]["p95"], target="≤ 1 s"),
-            Row("record_writer", f"recording: episode saved after p95, {vcodec}", "s", ours["save_s"]["p95"],
-                ref["save_s"]["p95"], anchor_name="LeRobot 0.6.1 (not crash-safe until finalize)"),
-            Row("record_writer", f"recording: dropped frames per 1000, {vcodec}", "", ours["dropped_per_1000"],
-                ref["dropped_per_1000"], target="0"),
-            Row("record_writer", f"recording: peak memory, summed PSS of the process tree, {vcodec}{repeated}", "MB",
-                ours["peak_pss_mb"], ref["peak_pss_mb"], target="≤ LeRobot's"),
-            Row("record_writer", f"recording: peak RSS, loop + writer summed, {vcodec}", "MB", ours_rss,
-                ref["loop_process_peak_rss_mb"], anchor_name="LeRobot 0.6.1 (shared pages count twice for ours)"),
-            Row("record_writer", f"recording: CPU seconds per recorded second, {vcodec}", "s/s",
-                ours["cpu_s_per_recorded_s"], ref["cpu_s_per_recorded_s"]),
-        ]  # fmt: skip
+            Row(
+                "record_writer",
+                f"recording: loop period |dev| p99, {vcodec}",
+                "ms",
+                ours["period_dev_ms"]["p99"],
+                ref["period_dev_ms"]["p99"],
+                target="≤ 2 ms",
+            ),
+            Row(
+                "record_writer",
+                f"recording: loop pause between episodes p95, {vcodec}",
+                "s",
+                ours["pause_s"]["p95"],
+                ref["pause_s"]["p95"],
+                target="≤ 1 s",
+            ),
+            Row(
+                "record_writer",
+                f"recording: episode saved after p95, {vcodec}",
+                "s",
+                ours["save_s"]["p95"],
+                ref["save_s"]["p95"],
+                anchor_name="LeRobot 0.6.1 (not crash-safe until finalize)",
+            ),
+            Row(
+                "record_writer",
+                f"recording: dropped frames per 1000, {vcodec}",
+                "",
+                ours["dropped_per_1000"],
+                ref["dropped_per_1000"],
+                target="0",
+            ),
+            Row(
+                "record_writer",
+                f"recording: peak memory, summed PSS of the process tree, {vcodec}{repeated}",
+                "MB",
+                ours["peak_pss_mb"],
+                ref["peak_pss_mb"],
+                target="≤ LeRobot's",
+            ),
+            Row(
+                "record_writer",
+                f"recording: peak RSS, loop + writer summed, {vcodec}",
+                "MB",
+                ours_rss,
+                ref["loop_process_peak_rss_mb"],
+                anchor_name="LeRobot 0.6.1 (shared pages count twice for ours)",
+            ),
+            Row(
+                "record_writer",
+                f"recording: CPU seconds per recorded second, {vcodec}",
+                "s/s",
+                ours["cpu_s_per_recorded_s"],
+                ref["cpu_s_per_recorded_s"],
+            ),
+        ]
     return rows
 
 
 def _judge_bench(data: Mapping[str, Any]) -> list[Row]:
     tokens = data["tokens"]
     rows = [
-        Row("judge_bench", "judge input tokens per 30 s episode", "tokens", tokens["ours_input_tokens_reported"],
-            tokens["baseline_input_tokens_estimated"], anchor_name="naive: 3 views at 1 fps (90 images)",
-            target="≤ 10k tokens, ≥ 3.5× fewer"),
-    ]  # fmt: skip
+        Row(
+            "judge_bench",
+            "judge input tokens per 30 s episode",
+            "tokens",
+            tokens["ours_input_tokens_reported"],
+            tokens["baseline_input_tokens_estimated"],
+            anchor_name="naive: 3 views at 1 fps (90 images)",
+            target="≤ 10k tokens, ≥ 3.5× fewer",
+        ),
+    ]
     best = max(data["throughput"], key=lambda t: t["episodes_per_min"])
     one = next((t for t in data["throughput"] if t["concurrency"] == 1), None)
     if one is not None:
         rows.append(
-            Row("judge_bench", f"judge throughput at concurrency {best['concurrency']}", "episodes/min",
-                best["episodes_per_min"], one["episodes_per_min"], anchor_name="one request at a time",
-                higher_is_better=True)
-        )  # fmt: skip
+            Row(
+                "judge_bench",
+                f"judge throughput at concurrency {best['concurrency']}",
+                "episodes/min",
+                best["episodes_per_min"],
+                one["episodes_per_min"],
+                anchor_name="one request at a time",
+                higher_is_better=True,
+            )
+        )
     return rows
 
 
@@ -195,11 +254,23 @@ def _policy_cpu(data: Mapping[str, Any]) -> list[Row]:
             continue
         name = {"act": "ACT", "smolvla": "SmolVLA"}[policy]
         rows += [
-            Row("policy_cpu", f"{name} (full size) CPU chunk latency median", "s", ours["median_s"], ref["median_s"],
-                target=f"≤ LeRobot's ({POLICY_CPU_NOTES[policy]})"),
-            Row("policy_cpu", f"{name} (full size) peak RSS", "MB", ours["peak_rss_mb"], ref["peak_rss_mb"],
-                target=POLICY_RSS_NOTES[policy]),
-        ]  # fmt: skip
+            Row(
+                "policy_cpu",
+                f"{name} (full size) CPU chunk latency median",
+                "s",
+                ours["median_s"],
+                ref["median_s"],
+                target=f"≤ LeRobot's ({POLICY_CPU_NOTES[policy]})",
+            ),
+            Row(
+                "policy_cpu",
+                f"{name} (full size) peak RSS",
+                "MB",
+                ours["peak_rss_mb"],
+                ref["peak_rss_mb"],
+                target=POLICY_RSS_NOTES[policy],
+            ),
+        ]
     return rows
 
 

@@ -62,8 +62,11 @@ class CarryReport:
         if self.carried:
             results = sum(r for _, r, _ in self.carried)
             overrides = sum(o for _, _, o in self.carried)
-            out.insert(0, f"carried the scores of {len(self.carried)} episode(s) from the dataset(s) they were "
-                          f"curated from ({results} judge result(s), {overrides} override(s))")  # fmt: skip
+            out.insert(
+                0,
+                f"carried the scores of {len(self.carried)} episode(s) from the dataset(s) they were "
+                f"curated from ({results} judge result(s), {overrides} override(s))",
+            )
         return out
 
 
@@ -131,8 +134,10 @@ def _plan_from(root: Path, origins: list[Origin], new: DatasetSource, report: Ca
                 report.notes.append(f"episode {origin.episode_index}: {root} has no episode {origin.source_episode}")
                 continue
             if old.content_fingerprint(old_episode) != new.content_fingerprint(new_episode):
-                report.notes.append(f"episode {origin.episode_index}: not carried, its content differs from episode "
-                                    f"{origin.source_episode} of {root} (changed since the edit)")  # fmt: skip
+                report.notes.append(
+                    f"episode {origin.episode_index}: not carried, its content differs from episode "
+                    f"{origin.source_episode} of {root} (changed since the edit)"
+                )
                 continue
             plan = _read_episode(conn, ids, origin, old.fingerprint(old_episode), new.fingerprint(new_episode))
             if plan.results or plan.overrides:
@@ -143,16 +148,28 @@ def _plan_from(root: Path, origins: list[Origin], new: DatasetSource, report: Ca
 def _read_episode(conn: sqlite3.Connection, ids: list[str], origin: Origin, old_fp: str, new_fp: str) -> CarriedEpisode:
     marks = ", ".join("?" * len(ids))
     key = (*ids, origin.source_episode, old_fp)
-    results = _rows(conn, f"SELECT * FROM episode_results WHERE dataset_id IN ({marks}) AND episode_index = ?"
-                          " AND episode_fingerprint = ? AND status = 'scored' ORDER BY id", key)  # fmt: skip
+    results = _rows(
+        conn,
+        f"SELECT * FROM episode_results WHERE dataset_id IN ({marks}) AND episode_index = ?"
+        " AND episode_fingerprint = ? AND status = 'scored' ORDER BY id",
+        key,
+    )
     runs = {r["run_id"]: _rows(conn, "SELECT * FROM runs WHERE run_id = ?", (r["run_id"],))[0] for r in results}
     scores = {r["id"]: _rows(conn, "SELECT * FROM scores WHERE result_id = ? ORDER BY id", (r["id"],)) for r in results}
-    calls = {run: _rows(conn, "SELECT * FROM calls WHERE run_id = ? AND episode_index = ? ORDER BY call_id",
-                        (run, origin.source_episode)) for run in runs}  # fmt: skip
+    calls = {
+        run: _rows(
+            conn,
+            "SELECT * FROM calls WHERE run_id = ? AND episode_index = ? ORDER BY call_id",
+            (run, origin.source_episode),
+        )
+        for run in runs
+    }
     overrides = []
     if _has_table(conn, "overrides"):
-        sql = (f"SELECT * FROM ({bound_overrides_sql(conn)}) WHERE dataset_id IN ({marks}) AND episode_index = ?"
-               " AND bound_fingerprint = ? ORDER BY override_id")  # fmt: skip
+        sql = (
+            f"SELECT * FROM ({bound_overrides_sql(conn)}) WHERE dataset_id IN ({marks}) AND episode_index = ?"
+            " AND bound_fingerprint = ? ORDER BY override_id"
+        )
         overrides = _rows(conn, sql, key)
     dataset_id = results[0]["dataset_id"] if results else (overrides[0]["dataset_id"] if overrides else ids[0])
     return CarriedEpisode(origin, new_fp, dataset_id, old_fp, runs, results, scores, calls, overrides)
@@ -181,42 +198,90 @@ def _copy_episode(conn: sqlite3.Connection, new: DatasetSource, plan: CarriedEpi
     for old_id, run in plan.runs.items():
         run_ids[old_id] = "carried-" + hashlib.sha256(f"{old_id}|{new.dataset_id}|{new.root}".encode()).hexdigest()[:16]
         if not conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_ids[old_id],)).fetchone():
-            _insert(conn, "runs", run, run_id=run_ids[old_id], dataset_id=new.dataset_id, dataset_root=str(new.root),
-                    dataset_revision=new.revision, mode="carried")  # fmt: skip
-            detail = {"from_run_id": old_id, "from_root": plan.origin.source_root,
-                      "from_dataset_id": plan.source_dataset_id}  # fmt: skip
-            _insert(conn, "run_events", {"run_id": run_ids[old_id], "at": now_utc(), "event": "carried",
-                                         "detail_json": to_json(detail)})  # fmt: skip
+            _insert(
+                conn,
+                "runs",
+                run,
+                run_id=run_ids[old_id],
+                dataset_id=new.dataset_id,
+                dataset_root=str(new.root),
+                dataset_revision=new.revision,
+                mode="carried",
+            )
+            detail = {
+                "from_run_id": old_id,
+                "from_root": plan.origin.source_root,
+                "from_dataset_id": plan.source_dataset_id,
+            }
+            _insert(
+                conn,
+                "run_events",
+                {"run_id": run_ids[old_id], "at": now_utc(), "event": "carried", "detail_json": to_json(detail)},
+            )
         for call in plan.calls[old_id]:
-            _insert(conn, "calls", call, drop="call_id", run_id=run_ids[old_id], episode_index=index,
-                    episode_fingerprint=fp)  # fmt: skip
+            _insert(
+                conn, "calls", call, drop="call_id", run_id=run_ids[old_id], episode_index=index, episode_fingerprint=fp
+            )
     score_ids: dict[int, int] = {}
     for result in plan.results:
-        new_result = _insert(conn, "episode_results", result, drop="id", run_id=run_ids[result["run_id"]],
-                             dataset_id=new.dataset_id, episode_index=index, episode_fingerprint=fp)  # fmt: skip
+        new_result = _insert(
+            conn,
+            "episode_results",
+            result,
+            drop="id",
+            run_id=run_ids[result["run_id"]],
+            dataset_id=new.dataset_id,
+            episode_index=index,
+            episode_fingerprint=fp,
+        )
         for score in plan.scores[result["id"]]:
-            score_ids[score["id"]] = _insert(conn, "scores", score, drop="id", result_id=new_result,
-                                             run_id=run_ids[result["run_id"]], episode_index=index)  # fmt: skip
+            score_ids[score["id"]] = _insert(
+                conn,
+                "scores",
+                score,
+                drop="id",
+                result_id=new_result,
+                run_id=run_ids[result["run_id"]],
+                episode_index=index,
+            )
     override_ids: dict[int, int] = {}
     for o in plan.overrides:
         row = {k: v for k, v in o.items() if k not in ("bound_fingerprint", "bound_root")}
         override_ids[o["override_id"]] = _insert(
-            conn, "overrides", row, drop="override_id", dataset_id=new.dataset_id, episode_index=index,
-            episode_fingerprint=fp, dataset_root=str(new.root), judge_score_id=score_ids.get(o["judge_score_id"]),
+            conn,
+            "overrides",
+            row,
+            drop="override_id",
+            dataset_id=new.dataset_id,
+            episode_index=index,
+            episode_fingerprint=fp,
+            dataset_root=str(new.root),
+            judge_score_id=score_ids.get(o["judge_score_id"]),
             supersedes=override_ids.get(o["supersedes"]),
-        )  # fmt: skip
-    _insert(conn, "carried_episodes", {
-        "at": now_utc(), "dataset_id": new.dataset_id, "episode_index": index, "episode_fingerprint": fp,
-        "source_root": plan.origin.source_root, "source_dataset_id": plan.source_dataset_id,
-        "source_episode": plan.origin.source_episode, "source_fingerprint": plan.source_fingerprint,
-        "results": len(plan.results), "overrides": len(plan.overrides),
-    })  # fmt: skip
+        )
+    _insert(
+        conn,
+        "carried_episodes",
+        {
+            "at": now_utc(),
+            "dataset_id": new.dataset_id,
+            "episode_index": index,
+            "episode_fingerprint": fp,
+            "source_root": plan.origin.source_root,
+            "source_dataset_id": plan.source_dataset_id,
+            "source_episode": plan.origin.source_episode,
+            "source_fingerprint": plan.source_fingerprint,
+            "results": len(plan.results),
+            "overrides": len(plan.overrides),
+        },
+    )
 
 
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any], drop: str = "", **changes: Any) -> int:
     values = {k: v for k, v in row.items() if k != drop} | changes
-    cursor = conn.execute(f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                          tuple(values.values()))  # fmt: skip
+    cursor = conn.execute(
+        f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})", tuple(values.values())
+    )
     return int(cursor.lastrowid or 0)
 
 

@@ -161,9 +161,12 @@ class DatasetSource:
                 f"{episode.length}; the dataset may be unfinalised (run the recorder's repair)"
             )
         return EpisodeSignals(
-            state=table[STATE_KEY][rows], action=table[ACTION_KEY][rows], names=self.names, fps=self.fps,
+            state=table[STATE_KEY][rows],
+            action=table[ACTION_KEY][rows],
+            names=self.names,
+            fps=self.fps,
             arms=self.arms,
-        )  # fmt: skip
+        )
 
     def fingerprint(self, episode: EpisodeRecord) -> str:
         """Content hash of an episode (metadata and signals), stable when other episodes are appended."""
@@ -287,8 +290,14 @@ def _episode_record(
     # Our own camera names first, in VIEWS order: the order the fingerprint always hashed them in.
     for camera in sorted(cameras, key=lambda c: (VIEWS.index(c) if c in VIEWS else len(VIEWS), c)):
         key = f"{IMAGE_KEY_PREFIX}{camera}"
-        offsets.append((camera, int(row[f"videos/{key}/chunk_index"]), int(row[f"videos/{key}/file_index"]),
-                        float(row[f"videos/{key}/from_timestamp"])))  # fmt: skip
+        offsets.append(
+            (
+                camera,
+                int(row[f"videos/{key}/chunk_index"]),
+                int(row[f"videos/{key}/file_index"]),
+                float(row[f"videos/{key}/from_timestamp"]),
+            )
+        )
         files[camera] = root / meta.get_video_file_path(index, key)
         if not files[camera].is_file():  # a dataset shared without its videos: its signals still read
             missing.add(files[camera])

@@ -46,9 +46,13 @@ class JudgeCallError(EvaluationError):
     """
 
     def __init__(
-        self, reason: str, detail: str, attempts: int = 1, request_id: str | None = None,
+        self,
+        reason: str,
+        detail: str,
+        attempts: int = 1,
+        request_id: str | None = None,
         retry_reasons: tuple[str, ...] = (),
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Build the error.
 
         Args:

@@ -22,15 +22,33 @@ from evaluation.store import EvaluationStore
 from evaluation.vocabulary import source_label
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run_id", "r.run_id"), ("created_at", "r.created_at"), ("tag", "r.tag"), ("scorer", "r.scorer"),
-    ("model", "r.model"), ("rubric_version", "r.rubric_version"), ("prompt_hash", "r.prompt_hash"),
-    ("dataset_id", "r.dataset_id"), ("dataset_revision", "r.dataset_revision"), ("episode_index", "e.episode_index"),
-    ("episode_fingerprint", "e.episode_fingerprint"), ("status", "e.status"), ("total", "e.total"),
-    ("routed", "e.routed"), ("criterion", "s.criterion"), ("source", "s.source"), ("score", "s.score"),
-    ("mean", "s.mean"), ("agreement", "s.agreement"), ("n_valid", "s.n_valid"), ("n_samples", "s.n_samples"),
-    ("uncertain", "s.uncertain"), ("heuristic_score", "s.heuristic_score"), ("criterion_routed", "s.routed"),
-    ("route_reasons", "s.route_reasons_json"), ("evidence_frames", "s.evidence_frames_json"),
-)  # fmt: skip
+    ("run_id", "r.run_id"),
+    ("created_at", "r.created_at"),
+    ("tag", "r.tag"),
+    ("scorer", "r.scorer"),
+    ("model", "r.model"),
+    ("rubric_version", "r.rubric_version"),
+    ("prompt_hash", "r.prompt_hash"),
+    ("dataset_id", "r.dataset_id"),
+    ("dataset_revision", "r.dataset_revision"),
+    ("episode_index", "e.episode_index"),
+    ("episode_fingerprint", "e.episode_fingerprint"),
+    ("status", "e.status"),
+    ("total", "e.total"),
+    ("routed", "e.routed"),
+    ("criterion", "s.criterion"),
+    ("source", "s.source"),
+    ("score", "s.score"),
+    ("mean", "s.mean"),
+    ("agreement", "s.agreement"),
+    ("n_valid", "s.n_valid"),
+    ("n_samples", "s.n_samples"),
+    ("uncertain", "s.uncertain"),
+    ("heuristic_score", "s.heuristic_score"),
+    ("criterion_routed", "s.routed"),
+    ("route_reasons", "s.route_reasons_json"),
+    ("evidence_frames", "s.evidence_frames_json"),
+)
 _SQL = (
     "SELECT "
     + ", ".join(f"{expr} AS {name}" for name, expr in _COLUMNS)

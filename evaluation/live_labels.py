@@ -66,14 +66,17 @@ class LiveImportReport:
         out = []
         if self.recorded:
             labels = sum(len(c) for _, c in self.recorded)
-            out.append(f"recorded {labels} live label(s) of {len(self.recorded)} episode(s) the operator scored "
-                       f"during the rollout (reviewer = operator, reason '{LIVE_REASON}')")  # fmt: skip
+            out.append(
+                f"recorded {labels} live label(s) of {len(self.recorded)} episode(s) the operator scored "
+                f"during the rollout (reviewer = operator, reason '{LIVE_REASON}')"
+            )
         if self.skipped:
             out.append(f"{len(self.skipped)} episode(s) skipped by the operator, nothing recorded: {self.skipped}")
         if self.unknown:
             named = ", ".join(f"{c} (episodes {e})" for c, e in sorted(self.unknown.items()))
-            out.append(f"live scores of criteria the rubric ({', '.join(self.criteria)}) does not have, "
-                       f"not recorded: {named}")  # fmt: skip
+            out.append(
+                f"live scores of criteria the rubric ({', '.join(self.criteria)}) does not have, not recorded: {named}"
+            )
         if self.off_scale:
             allowed = " / ".join(f"{s:g}" for s in SCORE_LEVELS)
             out.append(f"live scores off the {allowed} scale, not recorded: {', '.join(self.off_scale)}")
@@ -116,13 +119,17 @@ def import_live_scores(
         aside = shlex.join(["mv", str(path), f"{path}.bad"])
         ep = episodes.get(score.episode_index)
         if ep is None:
-            report.notes.append(f"live score not recorded: {path} scores episode {score.episode_index}, which the "
-                                f"dataset does not hold now; if it was lost, move the file aside: {aside}")  # fmt: skip
+            report.notes.append(
+                f"live score not recorded: {path} scores episode {score.episode_index}, which the "
+                f"dataset does not hold now; if it was lost, move the file aside: {aside}"
+            )
             continue
         if score.frames is not None and score.frames != ep.length:
-            report.notes.append(f"live score not recorded: {path} scored an episode of {score.frames} frames, "
-                                f"episode {ep.index} has {ep.length} now (edited since?); move the file aside: "
-                                f"{aside}")  # fmt: skip
+            report.notes.append(
+                f"live score not recorded: {path} scored an episode of {score.frames} frames, "
+                f"episode {ep.index} has {ep.length} now (edited since?); move the file aside: "
+                f"{aside}"
+            )
             continue
         relative = path.relative_to(source.root).as_posix()
         planned.append(_Planned(score, relative, digest, source.fingerprint(ep)))
@@ -145,17 +152,21 @@ def _imported(store_path: Path, dataset_id: str) -> set[tuple[int, str]]:
         with closing(sqlite3.connect(uri, uri=True, timeout=30.0)) as conn:
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'live_score_imports'").fetchone():
                 return set()
-            rows = conn.execute("SELECT episode_index, digest FROM live_score_imports WHERE dataset_id = ?",
-                                (dataset_id,)).fetchall()  # fmt: skip
+            rows = conn.execute(
+                "SELECT episode_index, digest FROM live_score_imports WHERE dataset_id = ?", (dataset_id,)
+            ).fetchall()
     except sqlite3.Error as e:
         raise StoreError(f"cannot read {store_path} as an evaluation store: {e}; check --store_path") from e
     return {(int(i), str(d)) for i, d in rows}
 
 
 def _write(
-    store_path: Path, source: DatasetSource, planned: list[_Planned], criteria: Sequence[str] | None,
+    store_path: Path,
+    source: DatasetSource,
+    planned: list[_Planned],
+    criteria: Sequence[str] | None,
     report: LiveImportReport,
-) -> None:  # fmt: skip
+) -> None:
     """Every label and ledger row in one transaction (the stores' own classes create or migrate their tables first)."""
     with EvaluationStore(store_path) as store, OverrideStore(store):
         pass
@@ -175,8 +186,10 @@ def _write(
                     conn.execute("ROLLBACK")
                 raise
     except sqlite3.Error as e:
-        raise StoreError(f"cannot record the live scores of {source.root} in {store_path}: {e}; nothing was "
-                         f"recorded, and the next open tries again") from e  # fmt: skip
+        raise StoreError(
+            f"cannot record the live scores of {source.root} in {store_path}: {e}; nothing was "
+            f"recorded, and the next open tries again"
+        ) from e
 
 
 def _rubric_criteria(conn: sqlite3.Connection, source: DatasetSource) -> tuple[str, ...]:
@@ -221,15 +234,28 @@ def _take_in(conn: sqlite3.Connection, source: DatasetSource, plan: _Planned, re
     conn.execute(
         "INSERT INTO live_score_imports (imported_at, dataset_id, episode_index, episode_fingerprint, file, digest,"
         " operator, scored_at, skipped, recorded_json, left_out_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (now_utc(), dataset_id, index, plan.fingerprint, plan.file, plan.digest, score.operator, score.scored_at,
-         int(score.skipped), to_json(recorded), to_json(left_out)),
-    )  # fmt: skip
+        (
+            now_utc(),
+            dataset_id,
+            index,
+            plan.fingerprint,
+            plan.file,
+            plan.digest,
+            score.operator,
+            score.scored_at,
+            int(score.skipped),
+            to_json(recorded),
+            to_json(left_out),
+        ),
+    )
 
 
 def _reviewed(conn: sqlite3.Connection, dataset_id: str, index: int, criterion: str, fingerprint: str) -> bool:
     """Whether a reviewer (not a live score) labelled the cell on this version of the episode."""
-    sql = (f"SELECT 1 FROM ({bound_overrides_sql(conn)}) WHERE dataset_id = ? AND episode_index = ?"
-           " AND criterion = ? AND bound_fingerprint = ? AND reason != ? LIMIT 1")  # fmt: skip
+    sql = (
+        f"SELECT 1 FROM ({bound_overrides_sql(conn)}) WHERE dataset_id = ? AND episode_index = ?"
+        " AND criterion = ? AND bound_fingerprint = ? AND reason != ? LIMIT 1"
+    )
     return conn.execute(sql, (dataset_id, index, criterion, fingerprint, LIVE_REASON)).fetchone() is not None
 
 
@@ -254,6 +280,17 @@ def _insert_label(
     conn.execute(
         "INSERT INTO overrides (created_at, dataset_id, episode_index, criterion, old_score, new_score, reason, note,"
         " reviewer, supersedes, judge_score_id, episode_fingerprint, dataset_root) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (scored_at, *key, None, float(value), LIVE_REASON, note, plan.score.operator, previous,
-         None if judge is None else judge[0], plan.fingerprint, str(source.root)),
-    )  # fmt: skip
+        (
+            scored_at,
+            *key,
+            None,
+            float(value),
+            LIVE_REASON,
+            note,
+            plan.score.operator,
+            previous,
+            None if judge is None else judge[0],
+            plan.fingerprint,
+            str(source.root),
+        ),
+    )

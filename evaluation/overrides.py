@@ -35,22 +35,7 @@ from evaluation.errors import EvaluationError, StoreError
 from evaluation.overrides_schema import REVIEW_SCHEMA_VERSION as REVIEW_SCHEMA_VERSION  # re-exported
 from evaluation.overrides_schema import create_or_migrate
 from evaluation.store import EvaluationStore
-from evaluation.vocabulary import SCORE_LEVELS
-
-# Why a reviewer changed (or confirmed) a score. "confirmed" records a human label equal to the judge's.
-REASON_CODES: tuple[str, ...] = (
-    "judge_missed_evidence",  # the evidence is in the frames/videos, the judge did not see or cite it
-    "view_ambiguous",  # the judge's views cannot show it (e.g. R3 displacement from overhead); another view does
-    "rubric_misapplied",  # the judge saw the right things but scored against the wrong anchor
-    "heuristic_disagrees",  # the motion heuristic was right and the judge wrong (or a heuristic-only score fixed)
-    "judge_hallucination",  # the judge cited something that did not happen
-    "confirmed",  # the reviewer checked the videos and agrees with the score shown
-    "other",  # anything else: say what in the note
-)
-# The reason of a label the operator typed at the end of a rollout (so101-deploy), imported by
-# evaluation/live_labels.py with the operator as reviewer; never offered to, or accepted from, a reviewer.
-LIVE_REASON = "live"
-SOURCES: tuple[str, ...] = ("override", "judge", "heuristic", "none")  # where an effective score comes from
+from evaluation.vocabulary import LIVE_REASON, REASON_CODES, SCORE_LEVELS  # the reasons are re-exported
 
 # Scores of every scored judge result of a dataset, with the fingerprint each result was made on.
 _JUDGE_SCORES = """
@@ -182,9 +167,19 @@ class OverrideStore:
                 raise
 
     def record(
-        self, dataset_id: str, episode_index: int, criterion: str, new_score: float, reason: str, note: str,
-        reviewer: str, expected_old: float | None, *, fingerprint: str | None = None, dataset_root: str = "",
-    ) -> Override:  # fmt: skip
+        self,
+        dataset_id: str,
+        episode_index: int,
+        criterion: str,
+        new_score: float,
+        reason: str,
+        note: str,
+        reviewer: str,
+        expected_old: float | None,
+        *,
+        fingerprint: str | None = None,
+        dataset_root: str = "",
+    ) -> Override:
         """Append an override; never updates. Returns it as stored.
 
         Args:
@@ -228,13 +223,23 @@ class OverrideStore:
                     "INSERT INTO overrides (created_at, dataset_id, episode_index, criterion, old_score, new_score,"
                     " reason, note, reviewer, supersedes, judge_score_id, episode_fingerprint, dataset_root)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (_now(), dataset_id, episode_index, criterion, expected_old, float(new_score), reason, note,
-                     reviewer.strip(), previous, None if judge is None else judge["score_id"], fingerprint,
-                     dataset_root),
-                )  # fmt: skip
-                row = c.execute(
-                    bound_overrides_sql(c) + " WHERE o.override_id = ?", (cursor.lastrowid,)
-                ).fetchone()  # fmt: skip
+                    (
+                        _now(),
+                        dataset_id,
+                        episode_index,
+                        criterion,
+                        expected_old,
+                        float(new_score),
+                        reason,
+                        note,
+                        reviewer.strip(),
+                        previous,
+                        None if judge is None else judge["score_id"],
+                        fingerprint,
+                        dataset_root,
+                    ),
+                )
+                row = c.execute(bound_overrides_sql(c) + " WHERE o.override_id = ?", (cursor.lastrowid,)).fetchone()
         except sqlite3.Error as e:
             raise StoreError(f"cannot record the override in {self.store.path}: {e}; nothing was written") from e
         return _override(row)
@@ -256,9 +261,16 @@ def _judge_underneath(
 
 
 def _validate(
-    dataset_id: str, episode_index: int, criterion: str, new_score: float, reason: str, note: str, reviewer: str,
-    expected_old: float | None, fingerprint: str | None,
-) -> None:  # fmt: skip
+    dataset_id: str,
+    episode_index: int,
+    criterion: str,
+    new_score: float,
+    reason: str,
+    note: str,
+    reviewer: str,
+    expected_old: float | None,
+    fingerprint: str | None,
+) -> None:
     if not dataset_id:
         raise OverrideError("an override needs a dataset id")
     if isinstance(episode_index, bool) or not isinstance(episode_index, int) or episode_index < 0:

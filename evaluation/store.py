@@ -40,8 +40,16 @@ from evaluation.store_schema import (
     to_json,
 )
 
-__all__ = ["APPEND_ONLY_TABLES", "SCHEMA_VERSION", "BatchJob", "BatchSubmission", "CallRecord", "EvaluationStore",
-           "RunRecord", "default_store_path"]  # fmt: skip
+__all__ = [
+    "APPEND_ONLY_TABLES",
+    "SCHEMA_VERSION",
+    "BatchJob",
+    "BatchSubmission",
+    "CallRecord",
+    "EvaluationStore",
+    "RunRecord",
+    "default_store_path",
+]
 
 
 @dataclass(frozen=True)
@@ -167,12 +175,23 @@ class EvaluationStore:
     def start_run(self, run: RunRecord) -> None:
         """Record a new run."""
         row = {
-            "run_id": run.run_id, "created_at": now_utc(), "scorer": run.scorer, "config_hash": run.config_hash,
-            "config_json": to_json(run.config), "model": run.model, "prompt_hash": run.prompt_hash,
-            "rubric_version": run.rubric_version, "rubric_json": to_json(run.rubric), "dataset_id": run.dataset_id,
-            "dataset_root": run.dataset_root, "dataset_revision": run.dataset_revision, "tag": run.tag,
-            "mode": run.mode, "forced": int(run.forced), "sdk_version": run.sdk_version,
-        }  # fmt: skip
+            "run_id": run.run_id,
+            "created_at": now_utc(),
+            "scorer": run.scorer,
+            "config_hash": run.config_hash,
+            "config_json": to_json(run.config),
+            "model": run.model,
+            "prompt_hash": run.prompt_hash,
+            "rubric_version": run.rubric_version,
+            "rubric_json": to_json(run.rubric),
+            "dataset_id": run.dataset_id,
+            "dataset_root": run.dataset_root,
+            "dataset_revision": run.dataset_revision,
+            "tag": run.tag,
+            "mode": run.mode,
+            "forced": int(run.forced),
+            "sdk_version": run.sdk_version,
+        }
         with self._tx(f"run {run.run_id}") as c:
             _insert(c, "runs", row)
 
@@ -186,47 +205,89 @@ class EvaluationStore:
     def record_call(self, call: CallRecord) -> None:
         """Append one API request."""
         row = {
-            "run_id": call.run_id, "created_at": now_utc(), "episode_index": call.episode_index,
-            "episode_fingerprint": call.episode_fingerprint, "sample_index": call.sample_index, "kind": call.kind,
-            "custom_id": call.custom_id, "status": call.status, "failure_reason": call.failure_reason,
-            "failure_detail": call.failure_detail, "request_id": call.request_id, "batch_id": call.batch_id,
-            "response_model": call.response_model, "stop_reason": call.stop_reason, "attempts": call.attempts,
-            "retry_reasons_json": to_json(list(call.retry_reasons)), "latency_s": call.latency_s,
+            "run_id": call.run_id,
+            "created_at": now_utc(),
+            "episode_index": call.episode_index,
+            "episode_fingerprint": call.episode_fingerprint,
+            "sample_index": call.sample_index,
+            "kind": call.kind,
+            "custom_id": call.custom_id,
+            "status": call.status,
+            "failure_reason": call.failure_reason,
+            "failure_detail": call.failure_detail,
+            "request_id": call.request_id,
+            "batch_id": call.batch_id,
+            "response_model": call.response_model,
+            "stop_reason": call.stop_reason,
+            "attempts": call.attempts,
+            "retry_reasons_json": to_json(list(call.retry_reasons)),
+            "latency_s": call.latency_s,
             "frame_manifest_json": to_json(call.frame_manifest),
-            "usage_json": None if call.usage is None else to_json(call.usage), "cost_usd": call.cost_usd,
-            "raw_response": call.raw_response, "parsed_json": None if call.parsed is None else to_json(call.parsed),
+            "usage_json": None if call.usage is None else to_json(call.usage),
+            "cost_usd": call.cost_usd,
+            "raw_response": call.raw_response,
+            "parsed_json": None if call.parsed is None else to_json(call.parsed),
             "validation_errors_json": to_json(call.validation_errors),
-        }  # fmt: skip
+        }
         with self._tx(f"call {call.custom_id} of run {call.run_id}") as c:
             _insert(c, "calls", row)
 
     def record_episode(
-        self, run_id: str, config_hash: str, dataset_id: str, episode_index: int, fingerprint: str,
-        result: EpisodeScore, motion_check: dict[str, Any], calls: int, cost_usd: float | None,
+        self,
+        run_id: str,
+        config_hash: str,
+        dataset_id: str,
+        episode_index: int,
+        fingerprint: str,
+        result: EpisodeScore,
+        motion_check: dict[str, Any],
+        calls: int,
+        cost_usd: float | None,
         failure_reason: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Append an episode's aggregate and its per-criterion scores in one transaction."""
         row = {
-            "run_id": run_id, "created_at": now_utc(), "config_hash": config_hash, "dataset_id": dataset_id,
-            "episode_index": episode_index, "episode_fingerprint": fingerprint, "status": result.status,
-            "failure_reason": failure_reason, "total": result.total, "routed": int(result.routed),
+            "run_id": run_id,
+            "created_at": now_utc(),
+            "config_hash": config_hash,
+            "dataset_id": dataset_id,
+            "episode_index": episode_index,
+            "episode_fingerprint": fingerprint,
+            "status": result.status,
+            "failure_reason": failure_reason,
+            "total": result.total,
+            "routed": int(result.routed),
             "route_reasons_json": to_json([r.to_dict() for r in result.reasons]),
             "motion_check_json": to_json(motion_check),
             "samples_requested": max((c.n_samples for c in result.criteria), default=0),
-            "samples_valid": max((c.n_valid for c in result.criteria), default=0), "calls": calls,
+            "samples_valid": max((c.n_valid for c in result.criteria), default=0),
+            "calls": calls,
             "cost_usd": cost_usd,
-        }  # fmt: skip
+        }
         with self._tx(f"the result of episode {episode_index} of run {run_id}") as c:
             result_id = _insert(c, "episode_results", row).lastrowid
             for s in result.criteria:
-                _insert(c, "scores", {
-                    "result_id": result_id, "run_id": run_id, "episode_index": episode_index,
-                    "criterion": s.criterion, "source": s.source, "score": s.score, "mean": s.mean,
-                    "agreement": s.agreement, "n_valid": s.n_valid, "n_samples": s.n_samples,
-                    "uncertain": int(s.uncertain), "heuristic_score": s.heuristic_score, "routed": int(s.routed),
-                    "route_reasons_json": to_json([r.to_dict() for r in s.reasons]),
-                    "evidence_frames_json": to_json(list(s.evidence_frames)),
-                })  # fmt: skip
+                _insert(
+                    c,
+                    "scores",
+                    {
+                        "result_id": result_id,
+                        "run_id": run_id,
+                        "episode_index": episode_index,
+                        "criterion": s.criterion,
+                        "source": s.source,
+                        "score": s.score,
+                        "mean": s.mean,
+                        "agreement": s.agreement,
+                        "n_valid": s.n_valid,
+                        "n_samples": s.n_samples,
+                        "uncertain": int(s.uncertain),
+                        "heuristic_score": s.heuristic_score,
+                        "routed": int(s.routed),
+                        "route_reasons_json": to_json([r.to_dict() for r in s.reasons]),
+                        "evidence_frames_json": to_json(list(s.evidence_frames)),
+                    },
+                )
 
     def scored_episodes(self, config_hash: str, dataset_id: str) -> set[tuple[int, str]]:
         """(episode index, fingerprint) pairs already scored under a configuration."""

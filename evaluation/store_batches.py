@@ -55,9 +55,17 @@ def insert_submission(conn: sqlite3.Connection, s: BatchSubmission) -> BatchSubm
     conn.execute(
         "INSERT INTO batch_submissions (submission_id, run_id, created_at, config_hash, dataset_id, dataset_root,"
         " request_count, requests_json) VALUES (?,?,?,?,?,?,?,?)",
-        (s.submission_id, s.run_id, at, s.config_hash, s.dataset_id, s.dataset_root, len(s.requests),
-         to_json(s.requests)),
-    )  # fmt: skip
+        (
+            s.submission_id,
+            s.run_id,
+            at,
+            s.config_hash,
+            s.dataset_id,
+            s.dataset_root,
+            len(s.requests),
+            to_json(s.requests),
+        ),
+    )
     return BatchSubmission(s.submission_id, s.run_id, s.config_hash, s.dataset_id, s.dataset_root, s.requests, at)
 
 
@@ -87,10 +95,17 @@ def unresolved_submissions(conn: sqlite3.Connection, config_hash: str, dataset_i
         (config_hash, dataset_id),
     ).fetchall()
     return [
-        BatchSubmission(r["submission_id"], r["run_id"], r["config_hash"], r["dataset_id"], r["dataset_root"],
-                        json.loads(r["requests_json"]), r["created_at"])
+        BatchSubmission(
+            r["submission_id"],
+            r["run_id"],
+            r["config_hash"],
+            r["dataset_id"],
+            r["dataset_root"],
+            json.loads(r["requests_json"]),
+            r["created_at"],
+        )
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 def tracked_batch_ids(conn: sqlite3.Connection) -> set[str]:

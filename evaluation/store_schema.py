@@ -27,9 +27,17 @@ from datetime import UTC, datetime
 
 SCHEMA_VERSION = 3  # of the judge's tables; other components (review overrides) register their own row
 APPEND_ONLY_TABLES = (
-    "runs", "run_events", "calls", "episode_results", "scores", "batch_jobs", "batch_job_events",
-    "batch_submissions", "batch_submission_events", "carried_episodes",
-)  # fmt: skip
+    "runs",
+    "run_events",
+    "calls",
+    "episode_results",
+    "scores",
+    "batch_jobs",
+    "batch_job_events",
+    "batch_submissions",
+    "batch_submission_events",
+    "carried_episodes",
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

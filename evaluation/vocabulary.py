@@ -14,6 +14,21 @@ GRIPPER = "gripper"
 VIEWS: tuple[str, ...] = ("left_wrist", "right_wrist", "overhead")
 SCORE_LEVELS: tuple[float, ...] = (0.0, 0.5, 1.0)
 
+# Why a reviewer changed (or confirmed) a score. "confirmed" records a human label equal to the judge's.
+REASON_CODES: tuple[str, ...] = (
+    "judge_missed_evidence",  # the evidence is in the frames/videos, the judge did not see or cite it
+    "view_ambiguous",  # the judge's views cannot show it (e.g. R3 displacement from overhead); another view does
+    "rubric_misapplied",  # the judge saw the right things but scored against the wrong anchor
+    "heuristic_disagrees",  # the motion heuristic was right and the judge wrong (or a heuristic-only score fixed)
+    "judge_hallucination",  # the judge cited something that did not happen
+    "confirmed",  # the reviewer checked the videos and agrees with the score shown
+    "other",  # anything else: say what in the note
+)
+# The reason of a label the operator typed at the end of a rollout (so101-deploy), imported by
+# evaluation/live_labels.py with the operator as reviewer; never offered to, or accepted from, a reviewer.
+LIVE_REASON = "live"
+SOURCES: tuple[str, ...] = ("override", "judge", "heuristic", "none")  # where an effective score comes from
+
 
 class Side(StrEnum):
     """An arm of the bimanual rig; the value is the prefix of its feature names."""

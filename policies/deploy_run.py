@@ -71,8 +71,7 @@ def policy_source(plan: PolicyPlan, predictor: Any, rig: BimanualRig, console: C
     """The engine for the checkpoint (or the remote server), as the source that asks it every tick."""
     warmup = policy_input(rig.observe(), plan.task) if plan.engine.kind is EngineKind.ENSEMBLE else None
     cameras = camera_shapes(plan.rig.cameras)
-    choice = make_engine(plan.engine, predictor, fps=plan.rig.fps, warmup=warmup, remote=plan.remote,
-                         cameras=cameras)  # fmt: skip
+    choice = make_engine(plan.engine, predictor, fps=plan.rig.fps, warmup=warmup, remote=plan.remote, cameras=cameras)
     if choice.notice:
         console.print(f"[yellow]{choice.notice}")
     console.print(f"engine: {choice.kind}")

@@ -83,8 +83,13 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None) -> T:
     args = sys.argv[1:] if argv is None else argv
     path, rest = _split_config_path(args)
     if (topic := help_requested(rest)) is not None:
-        text = command_help(config_cls, config_file=RIG_FILE_HELP, exit_status=EXIT_STATUS,
-                            collapsed={"rig": RIG_FIELDS_HELP, "remote": REMOTE_HELP}, topic=topic)  # fmt: skip
+        text = command_help(
+            config_cls,
+            config_file=RIG_FILE_HELP,
+            exit_status=EXIT_STATUS,
+            collapsed={"rig": RIG_FIELDS_HELP, "remote": REMOTE_HELP},
+            topic=topic,
+        )
         sys.stdout.write(text)
         raise SystemExit(EXIT_DONE)
     if (unknown := unknown_option(config_cls, rest)) is not None:
@@ -124,8 +129,9 @@ def parse_options[T](config_cls: type[T], argv: list[str], example: str, *, doc:
         UsageError: an unknown option, an unreadable `--config_path`, or a value that is not allowed.
     """
     try:
-        argv = prepared_args(config_cls, argv, doc=doc, config_file=OPTIONS_FILE_HELP, example=example,
-                             exit_status=EXIT_STATUS)  # fmt: skip
+        argv = prepared_args(
+            config_cls, argv, doc=doc, config_file=OPTIONS_FILE_HELP, example=example, exit_status=EXIT_STATUS
+        )
     except ShellError as e:
         raise UsageError(str(e)) from e
     try:

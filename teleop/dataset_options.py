@@ -69,8 +69,15 @@ def dataset_writer(dataset: DatasetConfig, rig: RigConfig, *, intervention: bool
             " --dataset.resume=true to start a new dataset there, or pass --dataset.root=<the dataset's folder>"
         )
     cameras = camera_shapes(rig.cameras)
-    spec = WriterSpec(root=dataset.folder(), repo_id=dataset.repo_id, fps=rig.fps, cameras=cameras,
-                      vcodec=dataset.vcodec, resume=dataset.resume, intervention=intervention)  # fmt: skip
+    spec = WriterSpec(
+        root=dataset.folder(),
+        repo_id=dataset.repo_id,
+        fps=rig.fps,
+        cameras=cameras,
+        vcodec=dataset.vcodec,
+        resume=dataset.resume,
+        intervention=intervention,
+    )
     return DatasetWriter(spec)
 
 

@@ -103,16 +103,29 @@ class RecordingRun:
         self.plan = plan
         stop = StopFlag()
         self.session = RecordingSession(
-            rig, writer, session_config, plan.gates, GestureDetector(plan.gesture), keys=keys.poll,
-            engaged=self._engaged, on_card=lambda card: console.print(card_table([card])), on_event=console.print,
-            stop_loop=stop.set, step_facts=self._step_facts, on_key=self._on_key, episode_notes=self._episode_notes,
-            scorer=plan.scorer, end_when_disengaged=plan.end_when_disengaged, highlights=plan.highlights,
-        )  # fmt: skip
+            rig,
+            writer,
+            session_config,
+            plan.gates,
+            GestureDetector(plan.gesture),
+            keys=keys.poll,
+            engaged=self._engaged,
+            on_card=lambda card: console.print(card_table([card])),
+            on_event=console.print,
+            stop_loop=stop.set,
+            step_facts=self._step_facts,
+            on_key=self._on_key,
+            episode_notes=self._episode_notes,
+            scorer=plan.scorer,
+            end_when_disengaged=plan.end_when_disengaged,
+            highlights=plan.highlights,
+        )
         self.source = source_for(self.session)
         self.status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
         hooks = [self.session, _SessionStatus(self), *plan.hooks, self.status]
-        self.loop = ControlLoop(rig, self.source, hooks=hooks, realtime_priority=rig.config.realtime_priority,
-                                stop_flag=stop)  # fmt: skip
+        self.loop = ControlLoop(
+            rig, self.source, hooks=hooks, realtime_priority=rig.config.realtime_priority, stop_flag=stop
+        )
 
     def run(self, stops: StopSignals) -> RunOutcome:
         """Run until the session ends or a stop; returns once the last save returned.

@@ -128,9 +128,17 @@ def fresh_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.support.record_runs import record_args, rig_file
 
     tmp = tmp_path_factory.mktemp("fresh")
-    result = run("so101-record", *record_args(tmp, rig_file(tmp), f"--session.num_episodes={FRESH_EPISODES}",
-                                              "--session.episode_s=1.5", "--session.reset_s=0.3"),
-                 timeout_s=300)  # fmt: skip
+    result = run(
+        "so101-record",
+        *record_args(
+            tmp,
+            rig_file(tmp),
+            f"--session.num_episodes={FRESH_EPISODES}",
+            "--session.episode_s=1.5",
+            "--session.reset_s=0.3",
+        ),
+        timeout_s=300,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return tmp / "dataset"
 

@@ -65,12 +65,21 @@ def test_growth_is_the_last_sampled_episode_less_the_first():
 
 def _run(impl: str, vcodec: str, peaks: list[float]) -> dict:
     return {
-        "impl": impl, "vcodec": vcodec, "episodes": len(peaks), "seconds": 2.0,
-        "period_dev_ms": {"p99": 0.5}, "pause_s": {"p95": 0.01}, "save_s": {"p95": 0.5},
-        "dropped_per_1000": 0.0, "cpu_s_per_recorded_s": 1.4, "loop_process_peak_rss_mb": 600.0,
-        "writer_process_peak_rss_mb": None, "peak_pss_mb": max(peaks), "peak_pss_by_episode_mb": peaks,
+        "impl": impl,
+        "vcodec": vcodec,
+        "episodes": len(peaks),
+        "seconds": 2.0,
+        "period_dev_ms": {"p99": 0.5},
+        "pause_s": {"p95": 0.01},
+        "save_s": {"p95": 0.5},
+        "dropped_per_1000": 0.0,
+        "cpu_s_per_recorded_s": 1.4,
+        "loop_process_peak_rss_mb": 600.0,
+        "writer_process_peak_rss_mb": None,
+        "peak_pss_mb": max(peaks),
+        "peak_pss_by_episode_mb": peaks,
         "pss_series": [(2.0 * i + 1.0, mb) for i, mb in enumerate(peaks)],
-    }  # fmt: skip
+    }
 
 
 def test_the_summary_reports_the_median_growth_over_the_session():

@@ -21,8 +21,19 @@ def test_an_infinite_ratio_is_shown_and_stays_valid_json():
 
 
 def test_a_benchmark_summary_list_is_taken_as_it_is():
-    rows = [{"benchmark": "x", "metric": "m", "unit": "s", "ours": 1.0, "anchor": 2.0, "anchor_name": "LeRobot",
-             "higher_is_better": False, "target": "≤ 1 s", "ratio": 2.0}]  # fmt: skip
+    rows = [
+        {
+            "benchmark": "x",
+            "metric": "m",
+            "unit": "s",
+            "ours": 1.0,
+            "anchor": 2.0,
+            "anchor_name": "LeRobot",
+            "higher_is_better": False,
+            "target": "≤ 1 s",
+            "ratio": 2.0,
+        }
+    ]
     (row,) = extract("x", {"summary": rows})
     assert (row.ours, row.anchor, row.ratio, row.target) == (1.0, 2.0, 2.0, "≤ 1 s")
 
@@ -30,11 +41,17 @@ def test_a_benchmark_summary_list_is_taken_as_it_is():
 def _run(impl: str, peak_mb: float, p99_ms: float, dropped: float = 0.0) -> dict:
     """One record_writer run's JSON, with the fields its summary reads."""
     return {
-        "impl": impl, "vcodec": "h264", "period_dev_ms": {"p99": p99_ms}, "pause_s": {"p95": 0.01},
-        "save_s": {"p95": 0.5}, "dropped_per_1000": dropped, "cpu_s_per_recorded_s": 1.4,
-        "loop_process_peak_rss_mb": 600.0, "writer_process_peak_rss_mb": 400.0 if impl == "ours" else None,
+        "impl": impl,
+        "vcodec": "h264",
+        "period_dev_ms": {"p99": p99_ms},
+        "pause_s": {"p95": 0.01},
+        "save_s": {"p95": 0.5},
+        "dropped_per_1000": dropped,
+        "cpu_s_per_recorded_s": 1.4,
+        "loop_process_peak_rss_mb": 600.0,
+        "writer_process_peak_rss_mb": 400.0 if impl == "ours" else None,
         "peak_pss_mb": peak_mb,
-    }  # fmt: skip
+    }
 
 
 def test_repeated_recording_runs_are_compared_by_their_medians():

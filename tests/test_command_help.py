@@ -14,9 +14,20 @@ from robot.shell.option_names import option_names
 from tests.support.command_configs import SCRIPTS, command_main, config_class
 
 MAX_HELP_LINES = 120
-RIG_COMMANDS = ["so101-sim", "so101-ports", "so101-setup", "so101-cameras", "so101-udev", "so101-calibrate",
-                "so101-release", "so101-doctor", "so101-teleop", "so101-record", "so101-deploy",
-                "so101-replay"]  # fmt: skip
+RIG_COMMANDS = [
+    "so101-sim",
+    "so101-ports",
+    "so101-setup",
+    "so101-cameras",
+    "so101-udev",
+    "so101-calibrate",
+    "so101-release",
+    "so101-doctor",
+    "so101-teleop",
+    "so101-record",
+    "so101-deploy",
+    "so101-replay",
+]
 
 
 def _help(script: str, capsys, flag: str = "--help") -> str:
@@ -45,8 +56,11 @@ def test_help_lists_every_option_the_command_takes_or_its_section(script, capsys
     config_cls = config_class(script)
     names = option_names(config_cls)
     leaves = {n for n in names if not any(other.startswith(f"{n}.") for other in names)}
-    collapsed = {line.split()[0].removeprefix("--").removesuffix(".*") for line in text.splitlines()
-                 if line.strip().startswith("--") and line.split()[0].endswith(".*")}  # fmt: skip
+    collapsed = {
+        line.split()[0].removeprefix("--").removesuffix(".*")
+        for line in text.splitlines()
+        if line.strip().startswith("--") and line.split()[0].endswith(".*")
+    }
     missing = [n for n in sorted(leaves) if f"--{n}=" not in text and not any(n.startswith(f"{c}.") for c in collapsed)]
     assert missing == [], missing
 

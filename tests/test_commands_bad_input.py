@@ -109,8 +109,11 @@ def test_release_without_a_terminal_asks_for_yes_and_touches_nothing(tmp_path):
     rig = real_rig_file(tmp_path)
     result = subprocess.run(
         [script("so101-release"), f"--config_path={rig}"],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert_clean_failure(result, "no terminal to ask on", "--yes=true")
     unknown = run("so101-release", f"--config_path={rig}", "--arms=left_fingers", "--yes=true")
     assert_clean_failure(unknown, "left_fingers", "expected all, followers, leaders", code=2)  # a usage error
@@ -123,13 +126,17 @@ V30_INFO = '{"codebase_version": "v3.0", "fps": 30, "features": {}}'
 @pytest.mark.parametrize(
     ("files", "fragments"),
     [
-        ({"meta/info.json": V21_INFO},
-         ("codebase_version 'v2.1'", "'v3.0'", "--dataset.root=<new folder>", "convert_dataset_v21_to_v30")),
-        ({"meta/info.json": V30_INFO, "meta/so101/journal.json": '{"format": 1, "sta'},
-         ("meta/so101/journal.json is not valid", "not valid JSON", "python -m teleop.dataset.adopt --root=")),
+        (
+            {"meta/info.json": V21_INFO},
+            ("codebase_version 'v2.1'", "'v3.0'", "--dataset.root=<new folder>", "convert_dataset_v21_to_v30"),
+        ),
+        (
+            {"meta/info.json": V30_INFO, "meta/so101/journal.json": '{"format": 1, "sta'},
+            ("meta/so101/journal.json is not valid", "not valid JSON", "python -m teleop.dataset.adopt --root="),
+        ),
     ],
     ids=["another codebase_version", "a truncated journal"],
-)  # fmt: skip
+)
 def test_record_refuses_a_dataset_it_cannot_resume_and_changes_nothing(tmp_path, files, fragments):
     import hashlib
 
@@ -141,8 +148,10 @@ def test_record_refuses_a_dataset_it_cannot_resume_and_changes_nothing(tmp_path,
     (root / "data/chunk-000/file-000.parquet").write_bytes(b"an episode")
 
     def tree() -> dict[str, str]:
-        return {p.relative_to(root).as_posix(): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(root.rglob("*"))}  # fmt: skip
+        return {
+            p.relative_to(root).as_posix(): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*"))
+        }
 
     before = tree()
     rig = virtual_rig_file(tmp_path)
@@ -152,8 +161,14 @@ def test_record_refuses_a_dataset_it_cannot_resume_and_changes_nothing(tmp_path,
         for name in ("left_wrist", "right_wrist", "overhead")
     ]
     rig.write_text(yaml.safe_dump(config))
-    result = run("so101-record", f"--config_path={rig}", "--dataset.repo_id=test/fold", f"--dataset.root={root}",
-                 "--dataset.vcodec=h264", "--dataset.resume=true")  # fmt: skip
+    result = run(
+        "so101-record",
+        f"--config_path={rig}",
+        "--dataset.repo_id=test/fold",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        "--dataset.resume=true",
+    )
     assert_clean_failure(result, "error: Cannot ", "Next:", *fragments)
     assert len([line for line in result.stderr.splitlines() if line.startswith("error:")]) == 1
     assert tree() == before

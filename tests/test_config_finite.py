@@ -169,9 +169,22 @@ def test_every_module_imports():
 
 def test_discovery_finds_the_known_configs():
     names = {cls.__name__ for cls in CONFIG_CLASSES}
-    known = {"BusConfig", "SafetyConfig", "SyncConfig", "VirtualRigConfig", "QualityGates", "GestureConfig",
-             "SessionConfig", "TeleopConfig", "EngineConfig", "RemoteEngineConfig", "Thresholds",
-             "JudgeModelConfig", "RetryPolicy", "AuditConfig"}  # fmt: skip
+    known = {
+        "BusConfig",
+        "SafetyConfig",
+        "SyncConfig",
+        "VirtualRigConfig",
+        "QualityGates",
+        "GestureConfig",
+        "SessionConfig",
+        "TeleopConfig",
+        "EngineConfig",
+        "RemoteEngineConfig",
+        "Thresholds",
+        "JudgeModelConfig",
+        "RetryPolicy",
+        "AuditConfig",
+    }
     assert known <= names
     assert len(FLOAT_FIELDS) >= 80
 

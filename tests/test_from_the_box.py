@@ -68,8 +68,10 @@ def test_from_the_box_to_a_first_recording(tmp_path):
         assert f"contact sheet: {sheet}" in " ".join(cameras.split())
         assert sheet.stat().st_size > 0
         roles = "--roles=left_wrist=0,right_wrist=1,overhead=2"
-        _ok(run("so101-cameras", flag, f"--contact_sheet={sheet}", roles, "--write=true", timeout_s=300),
-            "so101-cameras --write=true")  # fmt: skip
+        _ok(
+            run("so101-cameras", flag, f"--contact_sheet={sheet}", roles, "--write=true", timeout_s=300),
+            "so101-cameras --write=true",
+        )
         written = yaml.safe_load(rig.read_text())
         assert [c["name"] for c in written["cameras"]] == ["left_wrist", "right_wrist", "overhead"]
         assert written["ports"] == truth  # the ports so101-ports wrote are kept
@@ -80,8 +82,6 @@ def test_from_the_box_to_a_first_recording(tmp_path):
         assert [r for r in rows if r["status"] == "fail"] == [], doctor.stdout
         assert doctor.returncode == 0
 
-        _ok(run("so101-teleop", flag, "--duration_s=5", "--virtual_operator=cloth_fold", timeout_s=300),
-            "so101-teleop")  # fmt: skip
-        _ok(run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1"), timeout_s=600),
-            "so101-record")  # fmt: skip
+        _ok(run("so101-teleop", flag, "--duration_s=5", "--virtual_operator=cloth_fold", timeout_s=300), "so101-teleop")
+        _ok(run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1"), timeout_s=600), "so101-record")
     assert saved_episodes(tmp_path / "dataset") == 1

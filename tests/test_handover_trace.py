@@ -22,13 +22,26 @@ def raw(deg: float) -> int:
 
 
 def goal(t: float, bus: str, deg: float, motors: range = range(1, 7)) -> dict:
-    return {"t": t, "bus": bus, "dir": "host->bus", "inst": "SYNC_WRITE", "register": "Goal_Position",
-            "values": {str(m): raw(deg) for m in motors}}  # fmt: skip
+    return {
+        "t": t,
+        "bus": bus,
+        "dir": "host->bus",
+        "inst": "SYNC_WRITE",
+        "register": "Goal_Position",
+        "values": {str(m): raw(deg) for m in motors},
+    }
 
 
 def torque(t: float, bus: str, motor: int, value: int) -> dict:
-    return {"t": t, "bus": bus, "dir": "host->bus", "inst": "WRITE", "id": motor, "register": "Torque_Enable",
-            "value": value}  # fmt: skip
+    return {
+        "t": t,
+        "bus": bus,
+        "dir": "host->bus",
+        "inst": "WRITE",
+        "id": motor,
+        "register": "Torque_Enable",
+        "value": value,
+    }
 
 
 def read_positions(t: float, bus: str, deg: float) -> list[dict]:

@@ -29,15 +29,19 @@ from robot.shell.lists import bracketed, normalized_lists, split_list
         ("-1", True, False, "[-1]"),  # a negative number, not a range
         ("all", True, True, "[]"),
     ],
-)  # fmt: skip
+)
 def test_every_form_of_a_list_becomes_draccus_own(value, integers, episodes, expected):
     assert bracketed(value, integers=integers, episodes=episodes) == expected
 
 
 def test_only_list_options_are_rewritten_and_a_list_of_sections_stays_yaml():
     argv = ["--tags=a,b", "--title=x,y", "--names", "A,B", "--stats.seed=3"]
-    assert normalized_lists(ReportCommandConfig, argv) == ['--tags=["a","b"]', "--title=x,y", '--names=["A","B"]',
-                                                           "--stats.seed=3"]  # fmt: skip
+    assert normalized_lists(ReportCommandConfig, argv) == [
+        '--tags=["a","b"]',
+        "--title=x,y",
+        '--names=["A","B"]',
+        "--stats.seed=3",
+    ]
     cameras = '--rig.cameras=[{"name": "overhead", "width": 64}]'
     assert normalized_lists(CalibrateConfig, [cameras]) == [cameras]
 
@@ -49,11 +53,13 @@ def test_report_takes_a_bare_list_as_a_list(tags, tmp_path):
     assert config.tags == ("smolvla-v2", "act-v1")
 
 
-@pytest.mark.parametrize(("episodes", "expected"), [("0,3,4", (0, 3, 4)), ("[0,3,4]", (0, 3, 4)), ("1-3", (1, 2, 3)),
-                                                     ("all", ())])  # fmt: skip
+@pytest.mark.parametrize(
+    ("episodes", "expected"), [("0,3,4", (0, 3, 4)), ("[0,3,4]", (0, 3, 4)), ("1-3", (1, 2, 3)), ("all", ())]
+)
 def test_judge_and_replay_read_an_episode_list_alike(episodes, expected, tmp_path):
-    judge = parse_options(JudgeCommandConfig, [f"--dataset.root={tmp_path}", f"--dataset.episodes={episodes}"],
-                          doc="", example="")  # fmt: skip
+    judge = parse_options(
+        JudgeCommandConfig, [f"--dataset.root={tmp_path}", f"--dataset.episodes={episodes}"], doc="", example=""
+    )
     replay = parse_command(ReplayCommandConfig, [f"--dataset.root={tmp_path}", f"--dataset.episodes={episodes}"])
     assert tuple(judge.dataset.episodes) == tuple(replay.dataset.episodes) == expected  # () is every episode
 

@@ -93,18 +93,34 @@ def test_placeholders_quotes_and_elisions_parse(line):
 
 
 NAMED_OPTIONS = [  # (what a command printed, the command, the options of its own that a Next: names)
-    ("error: a. Next: add --pace=realtime, or use --engine.kind=sync (in line)", "so101-replay",
-     ["--pace=realtime", "--engine.kind=sync"]),
-    ("error: b. Next: --arms=followers, or name them, e.g. --arms=left_follower,left_leader.", "so101-calibrate",
-     ["--arms=followers", "--arms=left_follower,left_leader"]),
+    (
+        "error: a. Next: add --pace=realtime, or use --engine.kind=sync (in line)",
+        "so101-replay",
+        ["--pace=realtime", "--engine.kind=sync"],
+    ),
+    (
+        "error: b. Next: --arms=followers, or name them, e.g. --arms=left_follower,left_leader.",
+        "so101-calibrate",
+        ["--arms=followers", "--arms=left_follower,left_leader"],
+    ),
     # Another tool's options are not the command's: hf's, python -m's, those after rm's `&&`.
-    ("error: c. Next: get it (hf download me/m --repo-type=dataset --local-dir=/l), or pass --dataset.root=<f>",
-     "so101-replay", ["--dataset.root=<f>"]),
-    ("error: d. Next: a new folder (--dataset.root=<new folder>), or convert it first: python -m"
-     " lerobot.scripts.convert --repo-id=me/m --root=/d", "so101-record", ["--dataset.root=<new_folder>"]),
-    ("error: e. Next: restore it; or keep its files: rm /d/j.json && python -m teleop.dataset.adopt --root=/d",
-     "so101-record", []),
-]  # fmt: skip
+    (
+        "error: c. Next: get it (hf download me/m --repo-type=dataset --local-dir=/l), or pass --dataset.root=<f>",
+        "so101-replay",
+        ["--dataset.root=<f>"],
+    ),
+    (
+        "error: d. Next: a new folder (--dataset.root=<new folder>), or convert it first: python -m"
+        " lerobot.scripts.convert --repo-id=me/m --root=/d",
+        "so101-record",
+        ["--dataset.root=<new_folder>"],
+    ),
+    (
+        "error: e. Next: restore it; or keep its files: rm /d/j.json && python -m teleop.dataset.adopt --root=/d",
+        "so101-record",
+        [],
+    ),
+]
 
 
 @pytest.mark.parametrize(("line", "printed_by", "options"), NAMED_OPTIONS)
@@ -209,8 +225,12 @@ def dataset(tmp_path_factory) -> Path:
 
 
 def _real_rig(tmp_path: Path) -> Path:
-    ports = {"left_follower": str(tmp_path / "ttyUSB7"), "right_follower": "/dev/null-2", "left_leader": "",
-             "right_leader": ""}  # fmt: skip
+    ports = {
+        "left_follower": str(tmp_path / "ttyUSB7"),
+        "right_follower": "/dev/null-2",
+        "left_leader": "",
+        "right_leader": "",
+    }
     path = tmp_path / "real.yaml"
     path.write_text(yaml.safe_dump({"id": "real", "ports": ports, "calibration": {"dir": str(tmp_path)}}))
     return path
@@ -328,10 +348,19 @@ def tiny_act(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_deploys_printed_next_steps_run_as_printed(tmp_path, tiny_act):
     rollouts = tmp_path / "rollouts"
-    deploy = run("so101-deploy", f"--config_path={rig_file(tmp_path)}", f"--policy.path={tiny_act}",
-                 "--policy.device=cpu", "--dataset.repo_id=test/eval", f"--dataset.root={rollouts}",
-                 "--dataset.vcodec=h264", "--session.num_episodes=2", "--session.episode_s=2",
-                 "--session.reset_s=0.5", timeout_s=300)  # fmt: skip
+    deploy = run(
+        "so101-deploy",
+        f"--config_path={rig_file(tmp_path)}",
+        f"--policy.path={tiny_act}",
+        "--policy.device=cpu",
+        "--dataset.repo_id=test/eval",
+        f"--dataset.root={rollouts}",
+        "--dataset.vcodec=h264",
+        "--session.num_episodes=2",
+        "--session.episode_s=2",
+        "--session.reset_s=0.5",
+        timeout_s=300,
+    )
     assert deploy.returncode == 0, deploy.stdout[-3000:] + deploy.stderr[-3000:]
     steps = [c for c in commands_in(deploy.stdout) if c.script in ("so101-judge", "so101-review", "so101-report")]
     assert [c.script for c in steps] == ["so101-judge", "so101-review", "so101-report"], deploy.stdout[-2000:]
@@ -348,8 +377,14 @@ def test_deploys_printed_next_steps_run_as_printed(tmp_path, tiny_act):
 
     # With a key, against the loopback Messages API (the test seam: --judge.base_url, one sample).
     with FakeMessagesServer(score_fn=lambda episode, criterion: 0.5) as server:
-        judged = run(judge.script, *judge.args, f"--judge.base_url={server.base_url}", "--judge.samples=1",
-                     env={"ANTHROPIC_API_KEY": "test-key"}, cwd=user)  # fmt: skip
+        judged = run(
+            judge.script,
+            *judge.args,
+            f"--judge.base_url={server.base_url}",
+            "--judge.samples=1",
+            env={"ANTHROPIC_API_KEY": "test-key"},
+            cwd=user,
+        )
         assert server.problems() == []
         assert len(server.message_requests()) == 2  # one sample per rollout
     assert judged.returncode == 0, judged.stdout[-3000:] + judged.stderr[-3000:]

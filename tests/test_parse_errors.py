@@ -14,14 +14,18 @@ from robot.shell.option_names import option_names, unknown_option
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--engine.kind=fast"],
-         "the command line (--engine.kind): `engine.kind`: 'fast' is not one of sync, async, rtc, ensemble, remote"),
-        (["--rig.safety.on_exit=explode"],
-         "the command line (--rig.safety.on_exit): `rig.safety.on_exit`: 'explode' is not one of hold, "
-         "rest_then_release"),
+        (
+            ["--engine.kind=fast"],
+            "the command line (--engine.kind): `engine.kind`: 'fast' is not one of sync, async, rtc, ensemble, remote",
+        ),
+        (
+            ["--rig.safety.on_exit=explode"],
+            "the command line (--rig.safety.on_exit): `rig.safety.on_exit`: 'explode' is not one of hold, "
+            "rest_then_release",
+        ),
         (["--rig.bus.read_deadline_ms=nan"], "the command line (--rig.bus.read_deadline_ms): bus.read_deadline_ms=nan"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_flag_is_blamed_on_the_command_line_with_the_allowed_values(args, expected):
     with pytest.raises(UsageError) as refused:
         parse_command(DeployConfig, args)
@@ -49,13 +53,16 @@ def test_enum_choices_follow_dotted_fields_through_optional_sections():
     ("message", "args", "flag"),
     [
         ("`engine.kind`: 'fast' is not one of sync", ["--engine.kind=fast"], "--engine.kind"),
-        ("bus.read_deadline_ms=nan: must be finite", ["--x=1", "--rig.bus.read_deadline_ms=nan"],
-         "--rig.bus.read_deadline_ms"),
+        (
+            "bus.read_deadline_ms=nan: must be finite",
+            ["--x=1", "--rig.bus.read_deadline_ms=nan"],
+            "--rig.bus.read_deadline_ms",
+        ),
         ("bus.read_deadline_ms=nan: must be finite", ["--rig.bus.reply_timeout_ms=5"], None),  # from the file
         ("`kind`: 'fast' is not one of", ["--engine.kind=fast"], "--engine.kind"),
         ("no rig file at x", ["--engine.kind=fast"], None),
     ],
-)  # fmt: skip
+)
 def test_flag_named_finds_the_flag_that_set_the_field(message, args, flag):
     assert flag_named(message, args) == flag
 
@@ -64,11 +71,13 @@ def test_flag_named_finds_the_flag_that_set_the_field(message, args, flag):
     ("args", "expected"),
     [
         (["--engin.kind=sync"], "unknown option --engin.kind. Did you mean --engine.kind"),
-        (["--rig.bus.read_deadlin_ms=3"],
-         "unknown option --rig.bus.read_deadlin_ms. Did you mean --rig.bus.read_deadline_ms"),
+        (
+            ["--rig.bus.read_deadlin_ms=3"],
+            "unknown option --rig.bus.read_deadlin_ms. Did you mean --rig.bus.read_deadline_ms",
+        ),
         (["--policy.path=x", "--xyz=1"], "unknown option --xyz. (--help lists every option)"),
     ],
-)  # fmt: skip
+)
 def test_an_unknown_option_is_one_line_with_the_closest_real_ones(args, expected):
     with pytest.raises(UsageError) as refused:
         parse_command(DeployConfig, args)

@@ -98,8 +98,9 @@ def test_a_60_hz_rig_records_a_60_fps_dataset(tmp_path):
     # A busy machine drops a 60 fps camera frame now and then, and a failed gate re-records the episode,
     # again and again until the timeout (busy run 31 at 89f67ab). This test is about the rate; the gates
     # and their re-recording are tested in tests/teleop, so here a failed gate only marks the card.
-    result = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--gates.on_fail=keep"),
-                 timeout_s=300)  # fmt: skip
+    result = run(
+        "so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--gates.on_fail=keep"), timeout_s=300
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     root = tmp_path / "dataset"
     dataset = load(root)
@@ -127,8 +128,9 @@ def test_kill_9_during_episode_3_loses_only_that_episode_and_resume_completes(tm
     finally:
         # The virtual rig and the dataset writer the recorder started go with it, instead of lingering.
         kill_9(process, tmp_path)
-    resumed = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.resume=true"),
-                  timeout_s=300)  # fmt: skip
+    resumed = run(
+        "so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.resume=true"), timeout_s=300
+    )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     dataset = load(root)
     assert dataset.meta.total_episodes == 3
@@ -150,8 +152,9 @@ def test_resume_with_another_camera_set_is_refused_and_changes_nothing(tmp_path,
     assert "[120, 160, 3]" in refused.stderr  # names what differs
     after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     assert after == before
-    refused_fps = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.resume=true",
-                                                    "--fps=15"))  # fmt: skip
+    refused_fps = run(
+        "so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.resume=true", "--fps=15")
+    )
     assert refused_fps.returncode == 1
     assert "fps" in refused_fps.stderr
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
@@ -176,8 +179,11 @@ def test_a_failed_first_recording_leaves_nothing_and_the_same_command_works_once
 
 def test_push_to_hub_offline_keeps_the_dataset_and_says_how_to_upload_it_later(tmp_path):
     rig = rig_file(tmp_path)
-    result = run("so101-record", *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.push_to_hub=true"),
-                 timeout_s=300)  # fmt: skip
+    result = run(
+        "so101-record",
+        *record_args(tmp_path, rig, "--session.num_episodes=1", "--dataset.push_to_hub=true"),
+        timeout_s=300,
+    )
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, result.stderr[-2000:]
@@ -195,8 +201,13 @@ class Terminal:
         import threading
 
         self.master, slave = pty.openpty()
-        self.process = subprocess.Popen([script("so101-record"), *args], stdin=slave, stdout=slave, stderr=slave,
-                                        env=os.environ | {"COLUMNS": "200", "TERM": "xterm"})  # fmt: skip
+        self.process = subprocess.Popen(
+            [script("so101-record"), *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=os.environ | {"COLUMNS": "200", "TERM": "xterm"},
+        )
         os.close(slave)
         self.output = b""
         self._reader = threading.Thread(target=self._read, daemon=True)

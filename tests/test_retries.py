@@ -40,8 +40,13 @@ def test_a_retry_is_logged_with_its_reason_and_counted_for_the_running_test(tall
     cleanups = []
     attempt = flaky(ConnectionError("no status packet"), "ok")
     with caplog.at_level(logging.WARNING, logger="tests.support.retries"):
-        result = retrying(attempt, what="connect", retries=1, retry_on=(ConnectionError,),
-                          before_retry=lambda: cleanups.append("drained"))  # fmt: skip
+        result = retrying(
+            attempt,
+            what="connect",
+            retries=1,
+            retry_on=(ConnectionError,),
+            before_retry=lambda: cleanups.append("drained"),
+        )
     assert result == "ok"
     assert attempt.calls == 2
     assert cleanups == ["drained"]
@@ -77,8 +82,11 @@ def test_other_exceptions_are_not_retried(tally):
 
 
 def test_the_summary_names_the_total_and_each_test():
-    fired = [retries.Retry("a.py::t1", "connect", 2, "timeout"), retries.Retry("a.py::t1", "connect", 3, "timeout"),
-             retries.Retry("b.py::t2", "teleoperate", 2, "motor check failed")]  # fmt: skip
+    fired = [
+        retries.Retry("a.py::t1", "connect", 2, "timeout"),
+        retries.Retry("a.py::t1", "connect", 3, "timeout"),
+        retries.Retry("b.py::t2", "teleoperate", 2, "motor check failed"),
+    ]
     lines = summary_lines(fired)
     assert lines[0] == "in-test retries: 3"
     assert "  a.py::t1: 2" in lines

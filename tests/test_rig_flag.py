@@ -10,15 +10,20 @@ from robot.shell.rig_flag import config_path_of, with_config_path
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Next: so101-calibrate --arms=left_follower",
-         "Next: so101-calibrate --config_path=my\\ rig.yaml --arms=left_follower"),
-        ("run so101-doctor, then so101-teleop --duration_s=5",
-         "run so101-doctor --config_path=my\\ rig.yaml, then so101-teleop --config_path=my\\ rig.yaml --duration_s=5"),
+        (
+            "Next: so101-calibrate --arms=left_follower",
+            "Next: so101-calibrate --config_path=my\\ rig.yaml --arms=left_follower",
+        ),
+        (
+            "run so101-doctor, then so101-teleop --duration_s=5",
+            "run so101-doctor --config_path=my\\ rig.yaml, "
+            "then so101-teleop --config_path=my\\ rig.yaml --duration_s=5",
+        ),
         ("so101-doctor --config_path=other.yaml", "so101-doctor --config_path=other.yaml"),  # its own rig file stays
         ("judge them: so101-judge --dataset.root=x", "judge them: so101-judge --dataset.root=x"),  # no rig file
         ("so101-policy-server --port=8080", "so101-policy-server --port=8080"),
     ],
-)  # fmt: skip
+)
 def test_each_rig_command_named_gets_the_rig_file_once(text, expected):
     assert with_config_path(text, "my rig.yaml").replace("'my rig.yaml'", "my\\ rig.yaml") == expected
 

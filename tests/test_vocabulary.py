@@ -16,8 +16,20 @@ from tests.support.command_configs import SCRIPTS, config_class
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "docs" / "command-line.md"
-ROBOT_COMMANDS = {"sim", "ports", "setup", "cameras", "udev", "calibrate", "release", "doctor", "teleop", "record",
-                  "deploy", "replay"}  # fmt: skip
+ROBOT_COMMANDS = {
+    "sim",
+    "ports",
+    "setup",
+    "cameras",
+    "udev",
+    "calibrate",
+    "release",
+    "doctor",
+    "teleop",
+    "record",
+    "deploy",
+    "replay",
+}
 
 
 def _rows() -> list[tuple[str, str, list[str], list[str]]]:

@@ -83,10 +83,12 @@ class DeployOptions:
     def flags(self) -> list[str]:
         """The pass-through flags, as so101-deploy spells them."""
         given = [
-            ("--config_path", self.config_path), ("--session.episode_s", self.session.episode_s),
-            ("--session.reset_s", self.session.reset_s), ("--engine.kind", self.engine.kind or None),
+            ("--config_path", self.config_path),
+            ("--session.episode_s", self.session.episode_s),
+            ("--session.reset_s", self.session.reset_s),
+            ("--engine.kind", self.engine.kind or None),
             ("--policy.device", self.policy.device or None),
-        ]  # fmt: skip
+        ]
         return [f"{name}={value}" for name, value in given if value is not None]
 
     def command(self) -> list[str]:
@@ -122,11 +124,16 @@ class BlockCall:
         """The block's own flags (the pass-through flags go after them)."""
         resume = ["--dataset.resume=true"] if (self.dataset_root / "meta" / "info.json").exists() else []
         return [
-            f"--policy.path={self.checkpoint}", f"--policy.blind_label={self.label}",
-            f"--dataset.root={self.dataset_root}", f"--dataset.repo_id={self.repo_id}", *resume,
-            f"--session.num_episodes={self.episodes}", "--live_scores.enabled=true",
-            f"--live_scores.operator={self.operator}", f"--live_scores.criteria=[{','.join(self.criteria)}]",
-        ]  # fmt: skip
+            f"--policy.path={self.checkpoint}",
+            f"--policy.blind_label={self.label}",
+            f"--dataset.root={self.dataset_root}",
+            f"--dataset.repo_id={self.repo_id}",
+            *resume,
+            f"--session.num_episodes={self.episodes}",
+            "--live_scores.enabled=true",
+            f"--live_scores.operator={self.operator}",
+            f"--live_scores.criteria=[{','.join(self.criteria)}]",
+        ]
 
 
 @dataclass(frozen=True)

@@ -83,16 +83,24 @@ class Manifest:
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the file."""
         return {
-            "format": FORMAT, "version": VERSION, "name": self.name, "seed": self.seed, "rubric": self.rubric,
+            "format": FORMAT,
+            "version": VERSION,
+            "name": self.name,
+            "seed": self.seed,
+            "rubric": self.rubric,
             "criteria": list(self.criteria),
             "policies": [asdict(p) for p in self.policies],
             "rounds": [[[b.label, b.episodes] for b in r.blocks] for r in self.rounds],
-            "episodes_per_policy": self.episodes_per_policy, "block": self.block,
+            "episodes_per_policy": self.episodes_per_policy,
+            "block": self.block,
             "stop_when_significant": self.stop_when_significant,
-            "min_episodes_per_policy": self.min_episodes_per_policy, "adjust_for_looks": self.adjust_for_looks,
-            "status": self.status, "outcome": self.outcome, "episodes_done": dict(self.episodes_done),
+            "min_episodes_per_policy": self.min_episodes_per_policy,
+            "adjust_for_looks": self.adjust_for_looks,
+            "status": self.status,
+            "outcome": self.outcome,
+            "episodes_done": dict(self.episodes_done),
             "looks": [dict(x) for x in self.looks],
-        }  # fmt: skip
+        }
 
 
 def manifest_path(root: Path) -> Path:
@@ -159,15 +167,22 @@ def _parse(raw: dict[str, Any]) -> Manifest:
     if len(policies) < 1 or {b.label for r in rounds for b in r.blocks} - labels:
         raise ValueError("the planned order names labels that are not among the policies")
     return Manifest(
-        name=str(raw["name"]), seed=int(raw["seed"]), rubric=str(raw["rubric"]),
-        criteria=tuple(str(c) for c in raw["criteria"]), policies=policies, rounds=rounds,
-        episodes_per_policy=int(raw["episodes_per_policy"]), block=int(raw["block"]),
+        name=str(raw["name"]),
+        seed=int(raw["seed"]),
+        rubric=str(raw["rubric"]),
+        criteria=tuple(str(c) for c in raw["criteria"]),
+        policies=policies,
+        rounds=rounds,
+        episodes_per_policy=int(raw["episodes_per_policy"]),
+        block=int(raw["block"]),
         stop_when_significant=bool(raw["stop_when_significant"]),
-        min_episodes_per_policy=int(raw["min_episodes_per_policy"]), adjust_for_looks=bool(raw["adjust_for_looks"]),
-        status=str(raw["status"]), outcome=str(raw.get("outcome", "")),
+        min_episodes_per_policy=int(raw["min_episodes_per_policy"]),
+        adjust_for_looks=bool(raw["adjust_for_looks"]),
+        status=str(raw["status"]),
+        outcome=str(raw.get("outcome", "")),
         episodes_done={str(k): int(v) for k, v in dict(raw.get("episodes_done", {})).items()},
         looks=tuple(dict(x) for x in raw.get("looks", [])),
-    )  # fmt: skip
+    )
 
 
 def _corrupt(path: Path, why: str) -> str:

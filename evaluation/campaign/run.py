@@ -92,11 +92,14 @@ def stopping_rule(manifest: Manifest) -> StoppingRule:
 
 def _call(manifest: Manifest, root: Path, block: Block, episodes: int, operator: str) -> BlockCall:
     return BlockCall(
-        checkpoint=manifest.policy(block.label).checkpoint, label=block.label,
+        checkpoint=manifest.policy(block.label).checkpoint,
+        label=block.label,
         dataset_root=manifest.dataset_root(root, block.label),
-        repo_id=f"local/{manifest.name}_{manifest.policy(block.label).dataset}", episodes=episodes,
-        operator=operator, criteria=manifest.criteria,
-    )  # fmt: skip
+        repo_id=f"local/{manifest.name}_{manifest.policy(block.label).dataset}",
+        episodes=episodes,
+        operator=operator,
+        criteria=manifest.criteria,
+    )
 
 
 def _save_progress(root: Path, manifest: Manifest) -> Manifest:

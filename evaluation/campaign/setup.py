@@ -61,12 +61,19 @@ def new_manifest(config: CampaignCommandConfig) -> Manifest:
         for label, i in zip(labels, shuffled, strict=True)
     )
     return Manifest(
-        name=campaign_name(_root(config)), seed=seed, rubric=rubric.version, criteria=rubric.criterion_ids,
-        policies=policies, rounds=plan_rounds(labels, c.planned_episodes(), c.block, seed),
-        episodes_per_policy=c.episodes_per_policy, block=c.block, stop_when_significant=c.stop_when_significant,
-        min_episodes_per_policy=c.min_episodes_per_policy, adjust_for_looks=c.adjust_for_looks,
+        name=campaign_name(_root(config)),
+        seed=seed,
+        rubric=rubric.version,
+        criteria=rubric.criterion_ids,
+        policies=policies,
+        rounds=plan_rounds(labels, c.planned_episodes(), c.block, seed),
+        episodes_per_policy=c.episodes_per_policy,
+        block=c.block,
+        stop_when_significant=c.stop_when_significant,
+        min_episodes_per_policy=c.min_episodes_per_policy,
+        adjust_for_looks=c.adjust_for_looks,
         episodes_done=dict.fromkeys(labels, 0),
-    )  # fmt: skip
+    )
 
 
 def check_checkpoints(manifest: Manifest) -> None:

@@ -62,9 +62,11 @@ class Decision:
     def to_dict(self) -> dict[str, object]:
         """Plain data for campaign.json."""
         return {
-            "verdict": self.verdict.value, "difference": self.difference.to_dict(), "confidence": self.confidence,
+            "verdict": self.verdict.value,
+            "difference": self.difference.to_dict(),
+            "confidence": self.confidence,
             "reason": self.reason,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,13 @@ class StoppingRule:
         difference = welch_difference(first, second, self.confidence, self.bounds)
         level = f"{self.confidence * 100:.4g} %"
         n = min(len(first), len(second))
-        excludes = difference.low is not None and difference.high is not None and (
-            difference.low > 0 or difference.high < 0
-        )  # fmt: skip
+        excludes = (
+            difference.low is not None and difference.high is not None and (difference.low > 0 or difference.high < 0)
+        )
         if excludes and n >= self.min_episodes:
-            return Decision(Verdict.SIGNIFICANT, difference, self.confidence,
-                            f"{level} interval, {n}+ scored episodes per policy")  # fmt: skip
+            return Decision(
+                Verdict.SIGNIFICANT, difference, self.confidence, f"{level} interval, {n}+ scored episodes per policy"
+            )
         if at_maximum:
             return Decision(Verdict.MAXIMUM, difference, self.confidence, "every planned episode is done")
         if n < self.min_episodes:

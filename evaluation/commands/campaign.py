@@ -86,9 +86,12 @@ def _run(config: CampaignCommandConfig, manifest: Manifest, created: bool, progr
     flags = config.deploy.flags()
     try:
         run = run_campaign(
-            config.campaign.root, manifest, config.live_scores.operator,
-            lambda call: run_deploy([*program, *call.args(), *flags]), _say,
-        )  # fmt: skip
+            config.campaign.root,
+            manifest,
+            config.live_scores.operator,
+            lambda call: run_deploy([*program, *call.args(), *flags]),
+            _say,
+        )
     except EvaluationError as e:
         _say(f"[red]error:[/red] {escape(str(e))} Episodes saved so far are kept; resume with: {escape(resume)}")
         return EXIT_FAILED

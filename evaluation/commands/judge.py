@@ -84,9 +84,13 @@ class RichProgress:
     def __init__(self) -> None:
         """Create the (not yet started) bar."""
         self._progress = Progress(
-            TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
-            TimeElapsedColumn(), console=console,
-        )  # fmt: skip
+            TextColumn("[bold]judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[note]}"),
+            TimeElapsedColumn(),
+            console=console,
+        )
         self._task = None
         self._routed = 0
         self._cost = 0.0
@@ -182,9 +186,10 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
             check = preflight(source, rubric, config, pending, client, command)
             estimate = check.estimate
             cost = "unknown price" if estimate.usd is None else f"${estimate.usd:.2f}"
-            counted = "" if check.counted_tokens is None else (
-                f" (count_tokens: {check.counted_tokens:,} for the first call, local estimate {check.local_tokens:,})"
-            )  # fmt: skip
+            counted = ""
+            if check.counted_tokens is not None:
+                first_call = f"count_tokens: {check.counted_tokens:,} for the first call"
+                counted = f" ({first_call}, local estimate {check.local_tokens:,})"
             console.print(
                 f"estimate before sending: {estimate.calls} calls to {config.judge.model}, "
                 f"~{estimate.input_tokens_per_call:,.0f} input tokens per call, {cost}{counted}"
@@ -201,12 +206,16 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
         console.print(
             f"[yellow]paused[/yellow]: the API is overloaded: {escape(summary.paused)}; no new requests were sent. "
             f"Scored episodes are kept; in a few minutes, resume with: {resume}",
-            highlight=False, soft_wrap=True,
-        )  # fmt: skip
+            highlight=False,
+            soft_wrap=True,
+        )
         return EXIT_PAUSED
     if summary.interrupted:
-        console.print(f"[yellow]interrupted[/yellow]: scored episodes are kept; resume with: {resume}",
-                      highlight=False, soft_wrap=True)  # fmt: skip
+        console.print(
+            f"[yellow]interrupted[/yellow]: scored episodes are kept; resume with: {resume}",
+            highlight=False,
+            soft_wrap=True,
+        )
         return EXIT_INTERRUPTED
     return EXIT_FAILED_EPISODES if summary.failed else EXIT_OK
 
@@ -232,8 +241,12 @@ def _dry_run(config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, 
     for col in ("episode", "images/call", "input tokens/call", "files"):
         table.add_column(col)
     for e in report.episodes:
-        table.add_row(str(e.episode_index), str(e.images_per_call), f"{e.input_tokens_per_call:,}",
-                      str(e.files[0].parent) if e.files else "")  # fmt: skip
+        table.add_row(
+            str(e.episode_index),
+            str(e.images_per_call),
+            f"{e.input_tokens_per_call:,}",
+            str(e.files[0].parent) if e.files else "",
+        )
     console.print(table)
     est = report.estimate
     cost = (
@@ -260,8 +273,14 @@ def _print_summary(summary: RunSummary, config: JudgeCommandConfig) -> None:
         scores = _scores_text(o.scores)
         motion = "did nothing" if o.did_nothing else ("" if heuristic else _scores_text(o.heuristic))
         review = "; ".join(o.reasons) if o.routed else ""
-        table.add_row(str(o.episode_index), o.status if not o.failure_reason else f"failed: {o.failure_reason}",
-                      scores, "-" if o.total is None else f"{o.total:g}", motion, review)  # fmt: skip
+        table.add_row(
+            str(o.episode_index),
+            o.status if not o.failure_reason else f"failed: {o.failure_reason}",
+            scores,
+            "-" if o.total is None else f"{o.total:g}",
+            motion,
+            review,
+        )
     console.print(table)
     if heuristic:
         console.print("[bold]heuristic scores[/bold]: joint motion and gripper events only; the cloth is not seen.")

@@ -118,10 +118,14 @@ def _print_summary(report: Report, files: ReportFiles) -> None:
         for view in View:
             f = p.view(view)
             table.add_row(
-                p.scores.name, p.label(view), str(f.total_t.n),
-                fmt_estimate(f.total_t), fmt_rate(f.partial_success), fmt_rate(f.full_success),
+                p.scores.name,
+                p.label(view),
+                str(f.total_t.n),
+                fmt_estimate(f.total_t),
+                fmt_rate(f.partial_success),
+                fmt_rate(f.full_success),
                 fmt_rate(p.overrides.cells) if view is View.EFFECTIVE else "",
-            )  # fmt: skip
+            )
     console.print(table)
     if report.comparisons:
         diffs = Table(title="differences in mean total (first − second)")

@@ -96,8 +96,15 @@ def _stop_on_terminal_signals() -> None:
         signal.signal(signum, signal.default_int_handler)
 
 
-def _announce(server: ReviewServer, token: str | None, catalog: ReviewCatalog, source: DatasetSource,
-              store_path: Path, reviewer: str, server_config: ServerConfig) -> None:  # fmt: skip
+def _announce(
+    server: ReviewServer,
+    token: str | None,
+    catalog: ReviewCatalog,
+    source: DatasetSource,
+    store_path: Path,
+    reviewer: str,
+    server_config: ServerConfig,
+) -> None:
     """Print what is served where (inside the Ctrl+C handling: a signal may come at any point)."""
     url = f"{server.url}/" + (f"?token={token}" if token else "")
     judged = sum(1 for s in catalog.summaries() if s.result is not None)

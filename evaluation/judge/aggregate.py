@@ -85,10 +85,19 @@ def aggregate(
         evidence = tuple(dict.fromkeys(ref for v in agreeing for ref in v.evidence_frames))
         criteria.append(
             CriterionScore(
-                c.id, ScoreSource.JUDGE, float(label), float(statistics.fmean(scores)), agreement, len(scores), n,
-                uncertain, heuristic, evidence, tuple(reasons),
+                c.id,
+                ScoreSource.JUDGE,
+                float(label),
+                float(statistics.fmean(scores)),
+                agreement,
+                len(scores),
+                n,
+                uncertain,
+                heuristic,
+                evidence,
+                tuple(reasons),
             )
-        )  # fmt: skip
+        )
     status = "scored" if valid else "failed"
     all_reasons = tuple(r for c in criteria for r in c.reasons)
     return EpisodeScore(tuple(criteria), status, all_reasons)
@@ -108,10 +117,19 @@ def heuristic_scores(rubric: Rubric, motion: MotionCheck) -> EpisodeScore:
         score, reasons = _heuristic_score(c, evidence)
         criteria.append(
             CriterionScore(
-                c.id, ScoreSource.HEURISTIC, score, score, None if score is None else 1.0, int(score is not None), 1,
-                False, evidence, (), reasons,
+                c.id,
+                ScoreSource.HEURISTIC,
+                score,
+                score,
+                None if score is None else 1.0,
+                int(score is not None),
+                1,
+                False,
+                evidence,
+                (),
+                reasons,
             )
-        )  # fmt: skip
+        )
     episode = tuple(_idle_arm_reason(a) for a in motion.idle_arms if a.grasps)
     all_reasons = tuple(r for c in criteria for r in c.reasons) + episode
     return EpisodeScore(tuple(criteria), "scored", all_reasons)
@@ -133,7 +151,8 @@ def _heuristic_score(criterion: Criterion, evidence: float | None) -> tuple[floa
 def _idle_arm_reason(arm: ArmMotion) -> RouteReason:
     closings = f"{arm.grasps} gripper closing{'s' if arm.grasps != 1 else ''}"
     return RouteReason(
-        RouteCode.IDLE_ARM, "",
+        RouteCode.IDLE_ARM,
+        "",
         f"the {arm.side.value} arm never left its start pose (largest excursion {arm.max_excursion_deg:.1f} deg), "
         f"so its {closings} counted for nothing",
-    )  # fmt: skip
+    )

@@ -130,9 +130,15 @@ def _claim_open_jobs(ctx: RunContext, todo: dict[int, tuple[EpisodeRecord, str]]
         unselected = selected is not None and any(e not in selected for e in submitted)
         for e in stale:
             log.info("episode %d changed since Message Batch %s was submitted; judging it again", e, job.batch_id)
-            ctx.store.add_batch_event(job.batch_id, "superseded", {
-                "episode": e, "submitted_fingerprint": submitted[e], "current_fingerprint": todo[e][1],
-            })  # fmt: skip
+            ctx.store.add_batch_event(
+                job.batch_id,
+                "superseded",
+                {
+                    "episode": e,
+                    "submitted_fingerprint": submitted[e],
+                    "current_fingerprint": todo[e][1],
+                },
+            )
         claimed |= wanted
         if wanted:
             log.info("collecting Message Batch %s submitted by an earlier run", job.batch_id)
@@ -179,9 +185,12 @@ def _wait(ctx: RunContext, client: AnthropicJudgeClient, batch_id: str) -> bool:
 
 
 def _collect(
-    ctx: RunContext, client: AnthropicJudgeClient, job: _Job, todo: dict[int, tuple[EpisodeRecord, str]],
+    ctx: RunContext,
+    client: AnthropicJudgeClient,
+    job: _Job,
+    todo: dict[int, tuple[EpisodeRecord, str]],
     outcomes: list[EpisodeOutcome],
-) -> _Job | None:  # fmt: skip
+) -> _Job | None:
     """Finish the job's episodes into `outcomes`; returns the follow-up job of resubmitted items, if any.
 
     Raises:
@@ -213,12 +222,20 @@ def _collect(
                 continue
             ready.append((prompt, request, pack, first, None if source is None else source.batch_id))
         if retry:  # the episode waits for the follow-up batch, which names where its other samples are
-            siblings = {str(pack.sample_index): [bid, sources[pack.sample_index].custom_id]
-                        for _, _, pack, _, bid in ready if bid is not None}  # fmt: skip
+            siblings = {
+                str(pack.sample_index): [bid, sources[pack.sample_index].custom_id]
+                for _, _, pack, _, bid in ready
+                if bid is not None
+            }
             for request, pack, source, error in retry:
                 ctx.store.record_call(failed_call(error, "first", request, pack, call_ctx, source.batch_id))
-                entry = {"episode": index, "sample": pack.sample_index, "fingerprint": fp,
-                         "attempt": ITEM_ATTEMPTS, "siblings": siblings}  # fmt: skip
+                entry = {
+                    "episode": index,
+                    "sample": pack.sample_index,
+                    "fingerprint": fp,
+                    "attempt": ITEM_ATTEMPTS,
+                    "siblings": siblings,
+                }
                 again.append((request, entry))
             continue
         todo.pop(index)
@@ -265,9 +282,10 @@ class _Results:
     def get(self, batch_id: str, cid: str) -> Any:
         if batch_id not in self._by_batch:
             entries, _, _ = call_with_retries(
-                lambda: list(self._client.sdk.messages.batches.results(batch_id)), self._client.retry,
+                lambda: list(self._client.sdk.messages.batches.results(batch_id)),
+                self._client.retry,
                 f"batch {batch_id} results",
-            )  # fmt: skip
+            )
             self._by_batch[batch_id] = {e.custom_id: e.result for e in entries}
         return self._by_batch[batch_id].get(cid)
 

@@ -129,6 +129,7 @@ def find_created(ctx: RunContext, client: AnthropicJudgeClient, submission: Batc
 
     candidates, _, _ = call_with_retries(scan, client.retry, "batch list")
     if len(candidates) > 1:
-        log.warning("%d untracked batches match submission %s; taking the oldest", len(candidates),
-                    submission.submission_id)  # fmt: skip
+        log.warning(
+            "%d untracked batches match submission %s; taking the oldest", len(candidates), submission.submission_id
+        )
     return min(candidates, key=lambda b: b.created_at).id if candidates else None

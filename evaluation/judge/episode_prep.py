@@ -65,9 +65,21 @@ def placeholder_pack(prepared: PreparedEpisode, sample_index: int) -> EvidencePa
             seg = ep.video(view)
             t = seg.file_time_s(f.frame_index, ep.fps)
             images.append(
-                EvidenceImage(frame_ref(view, f.frame_index / ep.fps), view, f.frame_index, f.frame_index / ep.fps,
-                              f.phase_label(), str(seg.path), t, t, seg.width, seg.height, b"", "")
-            )  # fmt: skip
+                EvidenceImage(
+                    frame_ref(view, f.frame_index / ep.fps),
+                    view,
+                    f.frame_index,
+                    f.frame_index / ep.fps,
+                    f.phase_label(),
+                    str(seg.path),
+                    t,
+                    t,
+                    seg.width,
+                    seg.height,
+                    b"",
+                    "",
+                )
+            )
     return EvidencePack(ep.index, sample_index, tuple(images))
 
 

@@ -65,10 +65,14 @@ def preflight(
         if counted:
             ratio = counted / local
             calls = [
-                replace(c, cacheable_tokens=round(c.cacheable_tokens * ratio), text_tokens=round(c.text_tokens * ratio),
-                        image_tokens=round(c.image_tokens * ratio))
+                replace(
+                    c,
+                    cacheable_tokens=round(c.cacheable_tokens * ratio),
+                    text_tokens=round(c.text_tokens * ratio),
+                    image_tokens=round(c.image_tokens * ratio),
+                )
                 for c in calls
-            ]  # fmt: skip
+            ]
     price = price_for(config.judge.model, config.judge.input_usd_per_mtok, config.judge.output_usd_per_mtok)
     estimate = estimate_run(calls, price, batch=config.run.use_message_batches)
     check_cost_limit(estimate, config, command)
@@ -105,9 +109,12 @@ def _go_on(command: CommandLine | None, flag: str) -> str:
 
 
 def _count_first_call(
-    source: DatasetSource, rubric: Rubric, config: JudgeCommandConfig, episode: EpisodeRecord,
+    source: DatasetSource,
+    rubric: Rubric,
+    config: JudgeCommandConfig,
+    episode: EpisodeRecord,
     client: AnthropicJudgeClient,
-) -> tuple[int, int | None]:  # fmt: skip
+) -> tuple[int, int | None]:
     prepared = prepare_episode(source, episode, rubric, config, samples=1)
     pack = evidence_packs(source, prepared, config.frames.jpeg_quality)[0]
     prompt, request = build_request(rubric, prepared, pack, config)
@@ -115,13 +122,17 @@ def _count_first_call(
     params = request.params()
     try:
         counted, _, _ = call_with_retries(
-            lambda: client.sdk.messages.count_tokens(
-                model=params["model"], system=params["system"], messages=params["messages"],
-                output_config=params["output_config"],
-            ).input_tokens,
+            lambda: (
+                client.sdk.messages.count_tokens(
+                    model=params["model"],
+                    system=params["system"],
+                    messages=params["messages"],
+                    output_config=params["output_config"],
+                ).input_tokens
+            ),
             client.retry,
             "count_tokens",
-        )  # fmt: skip
+        )
     except JudgeCallError as e:
         log.warning("count_tokens failed (%s); the estimate stays local", e)
         return local, None

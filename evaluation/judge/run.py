@@ -103,11 +103,17 @@ def run_judge(
     heuristic = config.scorer == "heuristic"
     mode = "offline" if heuristic else ("batches" if config.run.use_message_batches else "sync")
     ctx = RunContext(
-        source, rubric, config, store, config_hash, uuid.uuid4().hex,
-        None if heuristic else price_for(config.judge.model, config.judge.input_usd_per_mtok,
-                                         config.judge.output_usd_per_mtok),
+        source,
+        rubric,
+        config,
+        store,
+        config_hash,
+        uuid.uuid4().hex,
+        None
+        if heuristic
+        else price_for(config.judge.model, config.judge.input_usd_per_mtok, config.judge.output_usd_per_mtok),
         stop or threading.Event(),
-    )  # fmt: skip
+    )
     store.start_run(_run_record(ctx, mode))
     outcomes: list[EpisodeOutcome] = []
     interrupted, paused = False, ""
@@ -198,8 +204,14 @@ def judge_episode(ctx: RunContext, client: JudgeClient, episode: EpisodeRecord, 
             raise StopRequestedError
         prompt, request = build_request(ctx.rubric, prepared, pack, config)
         watch = SampleWatch(client)
-        make = partial(_request, prompt=prompt, episode_index=episode.index, sample_index=pack.sample_index,
-                       config=config, watch=watch)  # fmt: skip
+        make = partial(
+            _request,
+            prompt=prompt,
+            episode_index=episode.index,
+            sample_index=pack.sample_index,
+            config=config,
+            watch=watch,
+        )
         result = judge_sample(watch, prompt, request, pack, ctx.rubric, call_ctx, make)
         for call in result.calls:
             if call.attempts:  # a call the open breaker stopped before sending anything is not a call
@@ -234,9 +246,15 @@ def _abort_message(reason: str, detail: str, config: JudgeCommandConfig) -> str:
 
 
 def _request(
-    messages: list[dict], kind: str, *, prompt: JudgePrompt, episode_index: int, sample_index: int,
-    config: JudgeCommandConfig, watch: SampleWatch,
-) -> JudgeRequest:  # fmt: skip
+    messages: list[dict],
+    kind: str,
+    *,
+    prompt: JudgePrompt,
+    episode_index: int,
+    sample_index: int,
+    config: JudgeCommandConfig,
+    watch: SampleWatch,
+) -> JudgeRequest:
     """A request of a sample (`kind` "reask" after an unusable reply); a re-ask after a cut-off gets a grown budget."""
     request = request_for(prompt, messages, custom_id(episode_index, sample_index, kind), config)
     return with_grown_budget(request, config.judge) if kind == "reask" and watch.cut_off else request

@@ -104,15 +104,25 @@ def finish_episode(ctx: RunContext, prepared: PreparedEpisode, samples: Sequence
         cache_creation_input_tokens=sum(s.usage.cache_creation_input_tokens for s in samples),
         cache_read_input_tokens=sum(s.usage.cache_read_input_tokens for s in samples),
     )
-    return _record(ctx, prepared.episode, prepared.fingerprint, result, prepared.motion.to_dict(), calls,
-                   cost if ctx.price else None, failure, usage)  # fmt: skip
+    return _record(
+        ctx,
+        prepared.episode,
+        prepared.fingerprint,
+        result,
+        prepared.motion.to_dict(),
+        calls,
+        cost if ctx.price else None,
+        failure,
+        usage,
+    )
 
 
 def finish_heuristic(ctx: RunContext, prepared: PreparedEpisode) -> EpisodeOutcome:
     """Record the offline heuristic scores of an episode (source "heuristic")."""
     result = heuristic_scores(ctx.rubric, prepared.motion)
-    return _record(ctx, prepared.episode, prepared.fingerprint, result, prepared.motion.to_dict(), 0, 0.0, None,
-                   TokenUsage())  # fmt: skip
+    return _record(
+        ctx, prepared.episode, prepared.fingerprint, result, prepared.motion.to_dict(), 0, 0.0, None, TokenUsage()
+    )
 
 
 def record_failure(ctx: RunContext, episode: EpisodeRecord, fingerprint: str, reason: str) -> EpisodeOutcome:
@@ -122,11 +132,28 @@ def record_failure(ctx: RunContext, episode: EpisodeRecord, fingerprint: str, re
 
 
 def _record(
-    ctx: RunContext, episode: EpisodeRecord, fingerprint: str, result: EpisodeScore, motion: dict, calls: int,
-    cost: float | None, failure: str | None, usage: TokenUsage,
-) -> EpisodeOutcome:  # fmt: skip
-    ctx.store.record_episode(ctx.run_id, ctx.config_hash, ctx.source.dataset_id, episode.index, fingerprint, result,
-                             motion, calls, cost, failure)  # fmt: skip
+    ctx: RunContext,
+    episode: EpisodeRecord,
+    fingerprint: str,
+    result: EpisodeScore,
+    motion: dict,
+    calls: int,
+    cost: float | None,
+    failure: str | None,
+    usage: TokenUsage,
+) -> EpisodeOutcome:
+    ctx.store.record_episode(
+        ctx.run_id,
+        ctx.config_hash,
+        ctx.source.dataset_id,
+        episode.index,
+        fingerprint,
+        result,
+        motion,
+        calls,
+        cost,
+        failure,
+    )
     return EpisodeOutcome(
         episode_index=episode.index,
         status=result.status,

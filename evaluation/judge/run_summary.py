@@ -54,9 +54,13 @@ def nothing_to_do(config_hash: str, skipped: int) -> RunSummary:
 
 
 def summarize(
-    ctx: RunContext, selected: Sequence[int], skipped: int, outcomes: Sequence[EpisodeOutcome], interrupted: bool,
+    ctx: RunContext,
+    selected: Sequence[int],
+    skipped: int,
+    outcomes: Sequence[EpisodeOutcome],
+    interrupted: bool,
     paused: str = "",
-) -> RunSummary:  # fmt: skip
+) -> RunSummary:
     """The summary of a recorded run; `selected` are the indices of the episodes it was to judge."""
     (totals,) = ctx.store.query(_CALL_TOTALS, (ctx.run_id,))
     done = {o.episode_index for o in outcomes}
@@ -83,10 +87,17 @@ def summarize(
 def summary_detail(s: RunSummary) -> dict[str, object]:
     """The summary as the detail of the run's closing event."""
     detail: dict[str, object] = {
-        "episodes": s.episodes, "skipped": s.skipped, "scored": s.scored, "failed": s.failed, "routed": s.routed,
-        "calls": s.calls, "requests": s.requests, "cost_usd": round(s.cost_usd, 6), "input_tokens": s.input_tokens,
+        "episodes": s.episodes,
+        "skipped": s.skipped,
+        "scored": s.scored,
+        "failed": s.failed,
+        "routed": s.routed,
+        "calls": s.calls,
+        "requests": s.requests,
+        "cost_usd": round(s.cost_usd, 6),
+        "input_tokens": s.input_tokens,
         "output_tokens": s.output_tokens,
-    }  # fmt: skip
+    }
     if s.paused:
         detail.update(paused=s.paused, unfinished=list(s.unfinished))
     return detail

@@ -46,19 +46,35 @@ class CallContext:
 
 
 def evaluate_reply(
-    reply: JudgeReply, kind: str, request: JudgeRequest, pack: EvidencePack, rubric: Rubric, ctx: CallContext,
+    reply: JudgeReply,
+    kind: str,
+    request: JudgeRequest,
+    pack: EvidencePack,
+    rubric: Rubric,
+    ctx: CallContext,
     batch_id: str | None = None,
-) -> tuple[Verdict | None, CallRecord]:  # fmt: skip
+) -> tuple[Verdict | None, CallRecord]:
     """Validate a reply and build its call record."""
     cost = cost_usd(reply.usage, ctx.price, ctx.batch) if ctx.price else None
     common = {
-        "run_id": ctx.run_id, "episode_index": ctx.episode_index, "episode_fingerprint": ctx.fingerprint,
-        "sample_index": pack.sample_index, "kind": kind, "custom_id": request.custom_id,
-        "frame_manifest": pack.manifest(), "attempts": reply.attempts, "retry_reasons": reply.retry_reasons,
-        "request_id": reply.request_id, "batch_id": batch_id, "response_model": reply.model,
-        "stop_reason": reply.stop_reason, "latency_s": reply.latency_s, "usage": reply.usage.to_dict(),
-        "cost_usd": cost, "raw_response": reply.raw_json,
-    }  # fmt: skip
+        "run_id": ctx.run_id,
+        "episode_index": ctx.episode_index,
+        "episode_fingerprint": ctx.fingerprint,
+        "sample_index": pack.sample_index,
+        "kind": kind,
+        "custom_id": request.custom_id,
+        "frame_manifest": pack.manifest(),
+        "attempts": reply.attempts,
+        "retry_reasons": reply.retry_reasons,
+        "request_id": reply.request_id,
+        "batch_id": batch_id,
+        "response_model": reply.model,
+        "stop_reason": reply.stop_reason,
+        "latency_s": reply.latency_s,
+        "usage": reply.usage.to_dict(),
+        "cost_usd": cost,
+        "raw_response": reply.raw_json,
+    }
     if reply.stop_reason == "refusal":
         return None, CallRecord(
             **common, status="failed", failure_reason="refusal", failure_detail=reply.refusal_detail
@@ -67,23 +83,41 @@ def evaluate_reply(
     if reply.stop_reason == "max_tokens" and verdict is None:
         errors = [f"reply cut off at max_tokens={request.max_tokens}", *errors]
     if verdict is None:
-        return None, CallRecord(**common, status="invalid", failure_reason="invalid_output",
-                                failure_detail=errors[0], validation_errors=errors)  # fmt: skip
+        return None, CallRecord(
+            **common,
+            status="invalid",
+            failure_reason="invalid_output",
+            failure_detail=errors[0],
+            validation_errors=errors,
+        )
     return verdict, CallRecord(**common, status="ok", parsed=verdict.to_dict())
 
 
 def failed_call(
-    error: JudgeCallError, kind: str, request: JudgeRequest, pack: EvidencePack, ctx: CallContext,
+    error: JudgeCallError,
+    kind: str,
+    request: JudgeRequest,
+    pack: EvidencePack,
+    ctx: CallContext,
     batch_id: str | None = None,
-) -> CallRecord:  # fmt: skip
+) -> CallRecord:
     """Call record of a request that failed for good."""
     return CallRecord(
-        run_id=ctx.run_id, episode_index=ctx.episode_index, episode_fingerprint=ctx.fingerprint,
-        sample_index=pack.sample_index, kind=kind, custom_id=request.custom_id, status="failed",
-        frame_manifest=pack.manifest(), attempts=error.attempts, failure_reason=error.reason,
-        failure_detail=error.detail, request_id=error.request_id, batch_id=batch_id,
+        run_id=ctx.run_id,
+        episode_index=ctx.episode_index,
+        episode_fingerprint=ctx.fingerprint,
+        sample_index=pack.sample_index,
+        kind=kind,
+        custom_id=request.custom_id,
+        status="failed",
+        frame_manifest=pack.manifest(),
+        attempts=error.attempts,
+        failure_reason=error.reason,
+        failure_detail=error.detail,
+        request_id=error.request_id,
+        batch_id=batch_id,
         retry_reasons=error.retry_reasons,
-    )  # fmt: skip
+    )
 
 
 def judge_sample(

@@ -31,10 +31,15 @@ class Agreement:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "label": self.label, "n": self.n, "accuracy": self.accuracy, "kappa_quadratic": self.kappa,
-            "mae": self.mae, "bias": self.bias, "confusion_judge_by_human": [list(r) for r in self.confusion],
+            "label": self.label,
+            "n": self.n,
+            "accuracy": self.accuracy,
+            "kappa_quadratic": self.kappa,
+            "mae": self.mae,
+            "bias": self.bias,
+            "confusion_judge_by_human": [list(r) for r in self.confusion],
             "levels": list(LEVELS) if self.confusion else [],
-        }  # fmt: skip
+        }
 
 
 def level_index(value: float, levels: Sequence[float] = LEVELS) -> int:

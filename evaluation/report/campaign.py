@@ -61,18 +61,30 @@ class CampaignReveal:
         ]
         out += [f"  policy {a} − policy {b}: {fmt_estimate(d)} (95 % Welch)" for a, b, d in self.differences]
         if self.outcome == Verdict.SIGNIFICANT.value:
-            out.append("  note: the stopping rule ended it early; this plain 95 % interval ignores its looks, and the "
-                       "difference is likely a little overstated")  # fmt: skip
+            out.append(
+                "  note: the stopping rule ended it early; this plain 95 % interval ignores its looks, and the "
+                "difference is likely a little overstated"
+            )
         return out
 
     def to_dict(self) -> dict[str, object]:
         """Plain data for campaign_reveal.json in the report folder."""
         return {
-            "name": self.name, "outcome": self.outcome, "criteria": list(self.criteria),
-            "policies": [{"label": p.label, "checkpoint": p.checkpoint, "identity": p.identity, "episodes": p.episodes,
-                          "total": p.total.to_dict()} for p in self.policies],
+            "name": self.name,
+            "outcome": self.outcome,
+            "criteria": list(self.criteria),
+            "policies": [
+                {
+                    "label": p.label,
+                    "checkpoint": p.checkpoint,
+                    "identity": p.identity,
+                    "episodes": p.episodes,
+                    "total": p.total.to_dict(),
+                }
+                for p in self.policies
+            ],
             "differences": [{"first": a, "second": b, "difference": d.to_dict()} for a, b, d in self.differences],
-        }  # fmt: skip
+        }
 
 
 def campaign_root(root: Path | None, datasets: Sequence[Path]) -> Path | None:
@@ -95,10 +107,15 @@ def reveal_campaign(root: Path) -> CampaignReveal:
     bounds = (0.0, float(len(manifest.criteria)))
     totals = {p.label: scored_totals(root / p.dataset, manifest.criteria) for p in manifest.policies}
     policies = tuple(
-        RevealedPolicy(p.label, p.checkpoint, p.identity, recorded_episodes(root / p.dataset),
-                       mean_t_interval(totals[p.label], bounds=bounds))
+        RevealedPolicy(
+            p.label,
+            p.checkpoint,
+            p.identity,
+            recorded_episodes(root / p.dataset),
+            mean_t_interval(totals[p.label], bounds=bounds),
+        )
         for p in manifest.policies
-    )  # fmt: skip
+    )
     labels = manifest.labels
     differences = tuple(
         (a, b, welch_difference(totals[a], totals[b], bounds=bounds))

@@ -28,9 +28,11 @@ class Difference:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "label": self.label, "difference": self.difference.to_dict(), "permutation": self.test.to_dict(),
+            "label": self.label,
+            "difference": self.difference.to_dict(),
+            "permutation": self.test.to_dict(),
             "p_holm": self.p_holm,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -46,9 +48,12 @@ class Comparison:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "first": self.first, "second": self.second, "view": self.view.value, "total": self.total.to_dict(),
+            "first": self.first,
+            "second": self.second,
+            "view": self.view.value,
+            "total": self.total.to_dict(),
             "criteria": [c.to_dict() for c in self.criteria],
-        }  # fmt: skip
+        }
 
 
 def compare(first: PolicyScores, second: PolicyScores, view: View, options: StatsConfig) -> Comparison:

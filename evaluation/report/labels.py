@@ -46,8 +46,10 @@ def view_label(scores: PolicyScores, view: View) -> str:
         return scorer_label(scores)
     n, live = override_count(scores), live_count(scores)
     of_them = f", {live} live" if live else ""
-    return (f"effective ({scorer_kind(scores).value} + {n} {ScoreSource.PERSON.value} "
-            f"override{'' if n == 1 else 's'}{of_them})")  # fmt: skip
+    return (
+        f"effective ({scorer_kind(scores).value} + {n} {ScoreSource.PERSON.value} "
+        f"override{'' if n == 1 else 's'}{of_them})"
+    )
 
 
 def view_kind(scores: PolicyScores, view: View) -> str:

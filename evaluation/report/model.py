@@ -19,39 +19,63 @@ SMALL_N = 10  # below this many episodes a policy's figures get a caveat
 REPORT_FORMAT = 2  # version of the JSON layout (2: views named by their scorer, every score with its source)
 
 DEFINITIONS: tuple[tuple[str, str], ...] = (
-    ("n", "episodes with a scored result of the policy's scorer (the newest per episode among the selected runs); "
-          "totals and episode rates need every criterion scored, so an episode with a criterion its scorer could not "
-          "see (route code heuristic_blind) counts in them only once a person has scored that criterion"),
-    ("scores from", "'heuristic': the offline motion heuristic, from joint motion and gripper events only. It never "
-                    "sees the cloth: a criterion about the cloth's final state gets 0 when the motion rules it out "
-                    "and no score otherwise (a person gives it), and an arm that never left its start pose counts for "
-                    "nothing. A language model's scores are labelled with its model id in brackets. 'person': a "
-                    "review override. 'effective (… + N person overrides)': the latest person's override of a "
-                    "criterion, else the scorer's score; the scorer's records are never changed"),
-    ("mean total reward", "sum of the criterion scores per episode, averaged; 95 % Student-t interval (primary: the "
-                          "best coverage at n ≤ 10 in docs/judge-research.md §2.3) and a seeded BCa bootstrap "
-                          "interval beside it; the plain percentile bootstrap is not used (it under-covers at n = 7). "
-                          "t-intervals are clipped to the score scale (0 to the number of criteria)"),
+    (
+        "n",
+        "episodes with a scored result of the policy's scorer (the newest per episode among the selected runs); "
+        "totals and episode rates need every criterion scored, so an episode with a criterion its scorer could not "
+        "see (route code heuristic_blind) counts in them only once a person has scored that criterion",
+    ),
+    (
+        "scores from",
+        "'heuristic': the offline motion heuristic, from joint motion and gripper events only. It never "
+        "sees the cloth: a criterion about the cloth's final state gets 0 when the motion rules it out "
+        "and no score otherwise (a person gives it), and an arm that never left its start pose counts for "
+        "nothing. A language model's scores are labelled with its model id in brackets. 'person': a "
+        "review override. 'effective (… + N person overrides)': the latest person's override of a "
+        "criterion, else the scorer's score; the scorer's records are never changed",
+    ),
+    (
+        "mean total reward",
+        "sum of the criterion scores per episode, averaged; 95 % Student-t interval (primary: the "
+        "best coverage at n ≤ 10 in docs/judge-research.md §2.3) and a seeded BCa bootstrap "
+        "interval beside it; the plain percentile bootstrap is not used (it under-covers at n = 7). "
+        "t-intervals are clipped to the score scale (0 to the number of criteria)",
+    ),
     ("criterion mean", "average score of the criterion (0, 0.5 or 1) with a 95 % t-interval clipped to 0..1"),
-    ("no variation in n episodes", "every one of the n episodes has the same score, so no interval can be estimated "
-                                   "from them (and, for a difference, there is nothing to test): more episodes are "
-                                   "needed, not a narrower interval"),
+    (
+        "no variation in n episodes",
+        "every one of the n episodes has the same score, so no interval can be estimated "
+        "from them (and, for a difference, there is nothing to test): more episodes are "
+        "needed, not a narrower interval",
+    ),
     ("criterion success / partial", "share of episodes with the criterion at 1 / at ≥ 0.5, 95 % Wilson interval"),
     ("full success", "episodes with every criterion at 1, 95 % Wilson interval"),
-    ("partial success", "episodes with total > 0, i.e. at least one criterion ≥ 0.5 on the 0 / 0.5 / 1 scale; it "
-                        "includes the full successes; 95 % Wilson interval"),
-    ("override rate", "criterion cells with a person's override (a 'confirmed' review included) / all cells; "
-                      "reviewed episodes: episodes with at least one override"),
-    ("agreement", "on cells with a person's override: accuracy (identical label), Cohen's kappa with quadratic "
-                  "weights on the 0 / 0.5 / 1 scale, mean absolute error and bias (scorer − person; negative: the "
-                  "scorer scores lower). A 'confirmed' override counts as agreement; cells nobody reviewed are not "
-                  "counted. The total row uses episodes whose every criterion has a person's label"),
-    ("difference", "first − second policy; 95 % Welch interval, clipped to the possible range (−1..1 for a criterion, "
-                   "−K..K for the total of K criteria; clipped, not computed on a bounded scale); two-sided "
-                   "permutation test of the difference in means (exact when every split can be enumerated, else "
-                   "Monte Carlo with the report's seed); per-criterion p-values also Holm-adjusted across the "
-                   "criteria that vary"),
-)  # fmt: skip
+    (
+        "partial success",
+        "episodes with total > 0, i.e. at least one criterion ≥ 0.5 on the 0 / 0.5 / 1 scale; it "
+        "includes the full successes; 95 % Wilson interval",
+    ),
+    (
+        "override rate",
+        "criterion cells with a person's override (a 'confirmed' review included) / all cells; "
+        "reviewed episodes: episodes with at least one override",
+    ),
+    (
+        "agreement",
+        "on cells with a person's override: accuracy (identical label), Cohen's kappa with quadratic "
+        "weights on the 0 / 0.5 / 1 scale, mean absolute error and bias (scorer − person; negative: the "
+        "scorer scores lower). A 'confirmed' override counts as agreement; cells nobody reviewed are not "
+        "counted. The total row uses episodes whose every criterion has a person's label",
+    ),
+    (
+        "difference",
+        "first − second policy; 95 % Welch interval, clipped to the possible range (−1..1 for a criterion, "
+        "−K..K for the total of K criteria; clipped, not computed on a bounded scale); two-sided "
+        "permutation test of the difference in means (exact when every split can be enumerated, else "
+        "Monte Carlo with the report's seed); per-criterion p-values also Holm-adjusted across the "
+        "criteria that vary",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -78,7 +102,8 @@ class Report:
             "created_at": self.created_at,
             "confidence": CONFIDENCE,
             "stats": {
-                "seed": self.stats.seed, "bootstrap_resamples": self.stats.bootstrap_resamples,
+                "seed": self.stats.seed,
+                "bootstrap_resamples": self.stats.bootstrap_resamples,
                 "permutation_resamples": self.stats.permutation_resamples,
                 "max_exact_permutations": self.stats.max_exact_permutations,
             },
@@ -87,7 +112,7 @@ class Report:
             "policies": [_policy_dict(p) for p in self.policies],
             "comparisons": [self._comparison_dict(c) for c in self.comparisons],
             "caveats": list(self.caveats),
-        }  # fmt: skip
+        }
 
     def comparison_label(self, c: Comparison) -> str:
         """Where the scores of a comparison come from, in words (e.g. "heuristic")."""
@@ -175,21 +200,37 @@ def _agreement_dict(a: Agreement) -> dict[str, object]:
 def _policy_dict(p: PolicySummary) -> dict[str, object]:
     s = p.scores
     return {
-        "name": s.name, "source": s.source, "store_path": s.store_path, "dataset_ids": list(s.dataset_ids),
-        "scorer": s.scorer, "scorer_label": scorer_label(s), "models": list(s.models),
-        "rubric_versions": list(s.rubric_versions), "n": len(s.episodes), "left_out": s.left_out,
-        "unadjusted": p.judge.to_dict(), "effective": p.effective.to_dict(), "overrides": p.overrides.to_dict(),
+        "name": s.name,
+        "source": s.source,
+        "store_path": s.store_path,
+        "dataset_ids": list(s.dataset_ids),
+        "scorer": s.scorer,
+        "scorer_label": scorer_label(s),
+        "models": list(s.models),
+        "rubric_versions": list(s.rubric_versions),
+        "n": len(s.episodes),
+        "left_out": s.left_out,
+        "unadjusted": p.judge.to_dict(),
+        "effective": p.effective.to_dict(),
+        "overrides": p.overrides.to_dict(),
         "agreement": [_agreement_dict(a) for a in p.agreement],
         "episodes": [
             {
-                "dataset_id": e.dataset_id, "episode_index": e.episode_index, "reviewed": e.reviewed,
-                "unadjusted_total": e.total(View.JUDGE), "effective_total": e.total(View.EFFECTIVE),
+                "dataset_id": e.dataset_id,
+                "episode_index": e.episode_index,
+                "reviewed": e.reviewed,
+                "unadjusted_total": e.total(View.JUDGE),
+                "effective_total": e.total(View.EFFECTIVE),
                 "criteria": {
                     c.criterion: {
                         "unadjusted": {"score": c.judge, "source": cell_source(s, c, View.JUDGE)},
                         "effective": {"score": c.effective, "source": cell_source(s, c, View.EFFECTIVE)},
-                        "override": None if c.human is None else {
-                            "score": c.human.score, "reason": c.human.reason, "reviewer": c.human.reviewer,
+                        "override": None
+                        if c.human is None
+                        else {
+                            "score": c.human.score,
+                            "reason": c.human.reason,
+                            "reviewer": c.human.reviewer,
                             "created_at": c.human.created_at,
                         },
                     }
@@ -198,4 +239,4 @@ def _policy_dict(p: PolicySummary) -> dict[str, object]:
             }
             for e in s.episodes
         ],
-    }  # fmt: skip
+    }

@@ -32,15 +32,21 @@ class PermutationResult:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "p_value": self.p_value, "exact": self.exact, "permutations": self.permutations,
+            "p_value": self.p_value,
+            "exact": self.exact,
+            "permutations": self.permutations,
             "observed": self.observed,
-        }  # fmt: skip
+        }
 
 
 def permutation_test(
-    a: Sequence[float], b: Sequence[float], *, seed: int = 0, max_exact: int = MAX_EXACT,
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    seed: int = 0,
+    max_exact: int = MAX_EXACT,
     n_resamples: int = N_RESAMPLES,
-) -> PermutationResult:  # fmt: skip
+) -> PermutationResult:
     """Two-sided permutation test of mean(a) − mean(b)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(x) == 0 or len(y) == 0:

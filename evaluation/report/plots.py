@@ -79,8 +79,14 @@ def heatmap_figure(policy: PolicyScores) -> Figure:
             if cell.human is not None:
                 ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.2))
             if annotate:
-                ax.text(c, r, _cell_text(cell.judge, cell.effective, cell.human is not None), ha="center",
-                        va="center", fontsize=8)  # fmt: skip
+                ax.text(
+                    c,
+                    r,
+                    _cell_text(cell.judge, cell.effective, cell.human is not None),
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                )
     ax.set_xticks(range(cols), [f"{cid}\n{name}" for cid, name in policy.criteria], fontsize=8)
     labels = [f"{e.label(with_dataset)}  ({_fmt(e.total(View.EFFECTIVE))})" for e in episodes]
     step = 1 if annotate else -(-rows // 40)  # many episodes: label every step-th row
@@ -90,10 +96,15 @@ def heatmap_figure(policy: PolicyScores) -> Figure:
     ax.set_title(title, fontsize=10, pad=24)
     kind = scorer_kind(policy).value
     fig.legend(
-        handles=[Patch(facecolor="white", edgecolor="black", linewidth=2, label=f"person override: {kind}→person"),
-                 Patch(facecolor=_MISSING, label="no score")],
-        loc="lower center", fontsize=7, ncol=2, frameon=False,
-    )  # fmt: skip
+        handles=[
+            Patch(facecolor="white", edgecolor="black", linewidth=2, label=f"person override: {kind}→person"),
+            Patch(facecolor=_MISSING, label="no score"),
+        ],
+        loc="lower center",
+        fontsize=7,
+        ncol=2,
+        frameon=False,
+    )
     fig.subplots_adjust(left=0.32, right=0.97, top=1 - 1.1 / fig.get_figheight(), bottom=0.45 / fig.get_figheight())
     return fig
 
@@ -146,9 +157,13 @@ def comparison_figure(report: Report) -> Figure:
 
 
 def _grouped_bars(
-    ax: Axes, groups: Sequence[str], series: Sequence[Sequence[Estimate]], labels: Sequence[str],
-    hatched: Sequence[bool] = (), colors: Sequence[str] = (),
-) -> None:  # fmt: skip
+    ax: Axes,
+    groups: Sequence[str],
+    series: Sequence[Sequence[Estimate]],
+    labels: Sequence[str],
+    hatched: Sequence[bool] = (),
+    colors: Sequence[str] = (),
+) -> None:
     """One bar per (series, group) with asymmetric interval whiskers; series side by side within a group.
 
     Hatched series are drawn light with diagonal lines (the scorer's figures beside the effective ones).
@@ -162,9 +177,19 @@ def _grouped_bars(
         offset = (i - (len(series) - 1) / 2) * width
         hatch = i < len(hatched) and hatched[i]
         color = colors[i] if i < len(colors) else f"C{i}"
-        ax.bar(x + offset, heights, width * 0.95, yerr=[lows, highs], capsize=3, label=label, color=color,
-               alpha=0.45 if hatch else 1.0, hatch="//" if hatch else None, edgecolor="black",
-               linewidth=0.5)  # fmt: skip
+        ax.bar(
+            x + offset,
+            heights,
+            width * 0.95,
+            yerr=[lows, highs],
+            capsize=3,
+            label=label,
+            color=color,
+            alpha=0.45 if hatch else 1.0,
+            hatch="//" if hatch else None,
+            edgecolor="black",
+            linewidth=0.5,
+        )
     ax.set_xticks(x, groups)
     ax.grid(axis="y", alpha=0.3)
 

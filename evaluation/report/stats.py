@@ -46,9 +46,13 @@ class Estimate:
     def to_dict(self) -> dict[str, float | int | str | bool | None]:
         """Plain data for the JSON output."""
         return {
-            "value": self.value, "low": self.low, "high": self.high, "n": self.n, "method": self.method,
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "method": self.method,
             "clipped": self.clipped,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -117,9 +121,13 @@ def mean_bca_interval(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scipy warns on very discrete data; the bounds are still defined
         result = stats.bootstrap(
-            (x,), np.mean, n_resamples=n_resamples, confidence_level=confidence, method="BCa",
+            (x,),
+            np.mean,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method="BCa",
             rng=np.random.default_rng(seed),
-        )  # fmt: skip
+        )
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     if not (math.isfinite(low) and math.isfinite(high)):
         return Estimate(mean, None, None, n, "none")

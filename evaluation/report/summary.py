@@ -38,9 +38,12 @@ class CriterionFigures:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "criterion": self.criterion, "name": self.name, "mean": self.mean.to_dict(),
-            "success_rate": self.success.to_dict(), "partial_rate": self.partial.to_dict(),
-        }  # fmt: skip
+            "criterion": self.criterion,
+            "name": self.name,
+            "mean": self.mean.to_dict(),
+            "success_rate": self.success.to_dict(),
+            "partial_rate": self.partial.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -59,11 +62,14 @@ class ViewFigures:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "view": self.kind, "label": self.label, "mean_total_t": self.total_t.to_dict(),
+            "view": self.kind,
+            "label": self.label,
+            "mean_total_t": self.total_t.to_dict(),
             "mean_total_bca": self.total_bca.to_dict(),
-            "full_success_rate": self.full_success.to_dict(), "partial_success_rate": self.partial_success.to_dict(),
+            "full_success_rate": self.full_success.to_dict(),
+            "partial_success_rate": self.partial_success.to_dict(),
             "criteria": [c.to_dict() for c in self.criteria],
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -78,9 +84,11 @@ class OverrideFigures:
     def to_dict(self) -> dict[str, object]:
         """Plain data for the JSON output."""
         return {
-            "cell_rate": self.cells.to_dict(), "episode_rate": self.episodes.to_dict(), "changed": self.changed,
+            "cell_rate": self.cells.to_dict(),
+            "episode_rate": self.episodes.to_dict(),
+            "changed": self.changed,
             "per_criterion": [{"criterion": c, "overrides": k, "mean_delta": d} for c, k, d in self.per_criterion],
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -122,11 +130,13 @@ def view_figures(scores: PolicyScores, view: View, options: StatsConfig) -> View
         values = scores.values(cid, view)
         criteria.append(
             CriterionFigures(
-                cid, name, mean_t_interval(values, bounds=(0.0, 1.0)),
+                cid,
+                name,
+                mean_t_interval(values, bounds=(0.0, 1.0)),
                 wilson_interval(sum(v >= 1 - _EPS for v in values), len(values)),
                 wilson_interval(sum(v >= 0.5 - _EPS for v in values), len(values)),
             )
-        )  # fmt: skip
+        )
     return ViewFigures(
         view=view,
         label=view_label(scores, view),
@@ -174,8 +184,10 @@ def judge_human_agreement(scores: PolicyScores) -> tuple[Agreement, ...]:
     complete = [e for e in scores.episodes if all(c.human is not None and c.judge is not None for c in e.cells)]
     rows.append(
         agreement(
-            "total", [e.total(View.JUDGE) for e in complete], [e.total(View.EFFECTIVE) for e in complete],
+            "total",
+            [e.total(View.JUDGE) for e in complete],
+            [e.total(View.EFFECTIVE) for e in complete],
             ordinal=False,
         )
-    )  # fmt: skip
+    )
     return tuple(rows)

@@ -75,16 +75,33 @@ def overview_table(report: Report) -> TextTable:
     for p in report.policies:
         s, o = p.scores, p.overrides
         reviewed = sum(e.reviewed for e in s.episodes)
-        rows.append((
-            s.name, s.source, scorer_label(s), ", ".join(s.models), str(len(s.episodes)), str(reviewed),
-            fmt_rate(o.cells), str(o.changed),
-        ))  # fmt: skip
+        rows.append(
+            (
+                s.name,
+                s.source,
+                scorer_label(s),
+                ", ".join(s.models),
+                str(len(s.episodes)),
+                str(reviewed),
+                fmt_rate(o.cells),
+                str(o.changed),
+            )
+        )
     return TextTable(
-        "policies", "Policies",
-        ("policy", "selection", "scores from", "model / version", "n", "reviewed episodes", "override rate (cells)",
-         "changed scores"),
+        "policies",
+        "Policies",
+        (
+            "policy",
+            "selection",
+            "scores from",
+            "model / version",
+            "n",
+            "reviewed episodes",
+            "override rate (cells)",
+            "changed scores",
+        ),
         tuple(rows),
-    )  # fmt: skip
+    )
 
 
 def headline_table(report: Report) -> TextTable:
@@ -93,17 +110,33 @@ def headline_table(report: Report) -> TextTable:
     for p in report.policies:
         for view in View:
             f = p.view(view)
-            rows.append((
-                p.scores.name, f.label, str(f.total_t.n), fmt_estimate(f.total_t), fmt_estimate(f.total_bca),
-                fmt_rate(f.partial_success), fmt_rate(f.full_success),
-            ))  # fmt: skip
+            rows.append(
+                (
+                    p.scores.name,
+                    f.label,
+                    str(f.total_t.n),
+                    fmt_estimate(f.total_t),
+                    fmt_estimate(f.total_bca),
+                    fmt_rate(f.partial_success),
+                    fmt_rate(f.full_success),
+                )
+            )
     max_total = len(report.criteria)
     return TextTable(
-        "headline", "Mean total reward and success rates",
-        ("policy", "scores", "n", f"mean total (0–{max_total}) [95 % t]", "[95 % BCa]", "partial success (total > 0)",
-         "full success (all = 1)"),
-        tuple(rows), "intervals are 95 %; rates are k/n, percent [Wilson interval]",
-    )  # fmt: skip
+        "headline",
+        "Mean total reward and success rates",
+        (
+            "policy",
+            "scores",
+            "n",
+            f"mean total (0–{max_total}) [95 % t]",
+            "[95 % BCa]",
+            "partial success (total > 0)",
+            "full success (all = 1)",
+        ),
+        tuple(rows),
+        "intervals are 95 %; rates are k/n, percent [Wilson interval]",
+    )
 
 
 def criteria_table(report: Report) -> TextTable:
@@ -116,19 +149,37 @@ def criteria_table(report: Report) -> TextTable:
         for i, (cid, name) in enumerate(p.scores.criteria):
             j, e = p.judge.criteria[i], p.effective.criteria[i]
             count, delta = overrides[cid]
-            rows.append((
-                p.scores.name, f"{cid} {name}", fmt_estimate(j.mean), fmt_estimate(e.mean), fmt_rate(j.success),
-                fmt_rate(e.success), fmt_rate(j.partial), fmt_rate(e.partial),
-                f"{count}" + ("" if delta is None else f" (mean Δ {delta:+.2f})"),
-            ))  # fmt: skip
+            rows.append(
+                (
+                    p.scores.name,
+                    f"{cid} {name}",
+                    fmt_estimate(j.mean),
+                    fmt_estimate(e.mean),
+                    fmt_rate(j.success),
+                    fmt_rate(e.success),
+                    fmt_rate(j.partial),
+                    fmt_rate(e.partial),
+                    f"{count}" + ("" if delta is None else f" (mean Δ {delta:+.2f})"),
+                )
+            )
     return TextTable(
-        "criteria", "Per criterion",
-        ("policy", "criterion", f"mean, {raw}", f"mean, {eff}", f"success = 1, {raw}", f"success = 1, {eff}",
-         f"≥ 0.5, {raw}", f"≥ 0.5, {eff}", "person overrides"),
+        "criteria",
+        "Per criterion",
+        (
+            "policy",
+            "criterion",
+            f"mean, {raw}",
+            f"mean, {eff}",
+            f"success = 1, {raw}",
+            f"success = 1, {eff}",
+            f"≥ 0.5, {raw}",
+            f"≥ 0.5, {eff}",
+            "person overrides",
+        ),
         tuple(rows),
         f"means with 95 % t-intervals clipped to 0..1; rates with 95 % Wilson intervals; {eff}: "
         f"{column_label(policies, View.EFFECTIVE)}; Δ = person − {kind}",
-    )  # fmt: skip
+    )
 
 
 def comparison_table(report: Report) -> TextTable:
@@ -139,14 +190,23 @@ def comparison_table(report: Report) -> TextTable:
             p_text = fmt_p(d.test.p_value, d.test.exact)
             if d.test.p_value is None and d.difference.no_variation:
                 p_text = fmt_no_variation(d.difference)
-            rows.append((f"{c.first} − {c.second}", report.comparison_label(c), _diff_label(d),
-                         fmt_estimate(d.difference), p_text, fmt_p(d.p_holm)))  # fmt: skip
+            rows.append(
+                (
+                    f"{c.first} − {c.second}",
+                    report.comparison_label(c),
+                    _diff_label(d),
+                    fmt_estimate(d.difference),
+                    p_text,
+                    fmt_p(d.p_holm),
+                )
+            )
     return TextTable(
-        "differences", "Differences between policies",
+        "differences",
+        "Differences between policies",
         ("pair", "scores", "quantity", "difference [95 % Welch]", "permutation p (two-sided)", "p, Holm (criteria)"),
         tuple(rows),
         "difference = first − second; unpaired (different episodes); Welch intervals clipped to the possible range",
-    )  # fmt: skip
+    )
 
 
 def agreement_table(report: Report) -> TextTable:
@@ -154,11 +214,12 @@ def agreement_table(report: Report) -> TextTable:
     rows = [_agreement_row(p, a) for p in report.policies for a in p.agreement]
     kind = kind_word([p.scores for p in report.policies])
     return TextTable(
-        "agreement", f"{kind.capitalize()} versus person (reviewed cells)",
+        "agreement",
+        f"{kind.capitalize()} versus person (reviewed cells)",
         ("policy", "criterion", "n", "accuracy", "kappa (quadratic)", "MAE", f"bias ({kind} − person)"),
         tuple(rows),
         "n = cells with a person's override ('confirmed' included); total: episodes reviewed on every criterion",
-    )  # fmt: skip
+    )
 
 
 def episodes_table(p: PolicySummary) -> TextTable:
@@ -175,18 +236,33 @@ def episodes_table(p: PolicySummary) -> TextTable:
             for c in e.cells
             if c.human is not None
         )
-        rows.append((e.label(with_dataset), scored, fmt_score(e.total(View.JUDGE)), adjusted,
-                     fmt_score(e.total(View.EFFECTIVE)), notes))  # fmt: skip
+        rows.append(
+            (
+                e.label(with_dataset),
+                scored,
+                fmt_score(e.total(View.JUDGE)),
+                adjusted,
+                fmt_score(e.total(View.EFFECTIVE)),
+                notes,
+            )
+        )
     return TextTable(
-        f"episodes-{s.name}", f"Episodes of {s.name}",
-        ("episode", raw, f"{raw} total", eff, "effective total", "person overrides"), tuple(rows),
-    )  # fmt: skip
+        f"episodes-{s.name}",
+        f"Episodes of {s.name}",
+        ("episode", raw, f"{raw} total", eff, "effective total", "person overrides"),
+        tuple(rows),
+    )
 
 
 def all_tables(report: Report) -> list[TextTable]:
     """The summary tables in page order (episode tables are per policy, see `episodes_table`)."""
-    return [overview_table(report), headline_table(report), criteria_table(report), comparison_table(report),
-            agreement_table(report)]  # fmt: skip
+    return [
+        overview_table(report),
+        headline_table(report),
+        criteria_table(report),
+        comparison_table(report),
+        agreement_table(report),
+    ]
 
 
 def fmt_score(value: float | None) -> str:

@@ -59,10 +59,12 @@ log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_TYPES = {
-    "review.js": "text/javascript", "episodes.js": "text/javascript", "traces.js": "text/javascript",
+    "review.js": "text/javascript",
+    "episodes.js": "text/javascript",
+    "traces.js": "text/javascript",
     "trim.js": "text/javascript",
     "review.css": "text/css",
-}  # fmt: skip
+}
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -101,8 +103,12 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
             response = denied
         else:
             response = await call_next(request)
-        for name, value in (("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"),
-                            ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY")):  # fmt: skip
+        for name, value in (
+            ("Content-Security-Policy", CSP),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
+            ("X-Frame-Options", "DENY"),
+        ):
             response.headers[name] = value
         return response
 
@@ -154,9 +160,13 @@ class _Pages:
     """Page handlers (plain functions: they run in the thread pool)."""
 
     def __init__(
-        self, catalog: ReviewCatalog, overrides: OverrideStore, keys: Secrets, env: Environment,
+        self,
+        catalog: ReviewCatalog,
+        overrides: OverrideStore,
+        keys: Secrets,
+        env: Environment,
         settings: ReviewSettings,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.catalog = catalog
         self.overrides = overrides
         self.keys = keys
@@ -174,17 +184,28 @@ class _Pages:
         rows = self.catalog.select(flt)
         session = self._session(request)
         return self._render(
-            request, "episodes.html", session=session, curation=self.curation.list_context(session[0]),
-            shown_indices=",".join(str(s.index) for s in rows), criteria=criteria, shown=shown, rows=rows, flt=flt,
+            request,
+            "episodes.html",
+            session=session,
+            curation=self.curation.list_context(session[0]),
+            shown_indices=",".join(str(s.index) for s in rows),
+            criteria=criteria,
+            shown=shown,
+            rows=rows,
+            flt=flt,
             tags=self.catalog.tags(),
-            statuses=REVIEW_STATUSES, judged=self.catalog.judged(), total=len(self.catalog.source.episodes),
-            dataset_id=self.catalog.dataset_id, ids=[c.id for c in shown], audit=self.catalog.audit,
+            statuses=REVIEW_STATUSES,
+            judged=self.catalog.judged(),
+            total=len(self.catalog.source.episodes),
+            dataset_id=self.catalog.dataset_id,
+            ids=[c.id for c in shown],
+            audit=self.catalog.audit,
             notices=[
                 *video_notices(self.catalog.source),
                 *list_notices(self.catalog.stale(), self.catalog.source.root, self.catalog.stale_sidecars()),
             ],
             verdicts=VERDICTS,
-        )  # fmt: skip
+        )
 
     def episode(self, request: Request, index: int, status: int = 200, form: dict[str, Any] | None = None) -> Response:
         criteria = self.catalog.criteria()
@@ -206,19 +227,37 @@ class _Pages:
         routed = [c.info.id for c in detail.criteria if summary.routed(c.info.id)]
         selected = flt.criterion or (routed or [c.id for c in criteria] or [""])[0]
         data = {
-            "fps": summary.episode.fps, "length": summary.episode.length, "start_t": start_t,
-            "prev_url": _episode_url(prev_i, qs), "next_url": _episode_url(next_i, qs), "list_url": "/?" + qs,
-            "criteria": [c.info.id for c in detail.criteria], "selected": selected,
-        }  # fmt: skip
+            "fps": summary.episode.fps,
+            "length": summary.episode.length,
+            "start_t": start_t,
+            "prev_url": _episode_url(prev_i, qs),
+            "next_url": _episode_url(next_i, qs),
+            "list_url": "/?" + qs,
+            "criteria": [c.info.id for c in detail.criteria],
+            "selected": selected,
+        }
         session, new = self._session(request)
         return self._render(
-            request, "episode.html", status=status, session=(session, new), detail=detail, summary=summary,
-            csrf=self.keys.csrf_token(session, f"episode:{index}"), reasons=REASON_CODES, levels=SCORE_LEVELS,
-            flt=flt, qs=qs, prev_url=data["prev_url"], next_url=data["next_url"], data=data, form=form,
-            reviewer=self.settings.reviewer, dataset_id=self.catalog.dataset_id,
+            request,
+            "episode.html",
+            status=status,
+            session=(session, new),
+            detail=detail,
+            summary=summary,
+            csrf=self.keys.csrf_token(session, f"episode:{index}"),
+            reasons=REASON_CODES,
+            levels=SCORE_LEVELS,
+            flt=flt,
+            qs=qs,
+            prev_url=data["prev_url"],
+            next_url=data["next_url"],
+            data=data,
+            form=form,
+            reviewer=self.settings.reviewer,
+            dataset_id=self.catalog.dataset_id,
             notices=episode_notices(summary, self.catalog.source.root),
             curation=self.curation.episode_context(session, index, summary.episode.length),
-        )  # fmt: skip
+        )
 
     def post_override(self, request: Request, index: int, body: bytes) -> Response:
         try:
@@ -228,10 +267,12 @@ class _Pages:
         session = request.cookies.get(SESSION_COOKIE, "")
         if not self.keys.check_csrf(fields.get("csrf", ""), session, f"episode:{index}"):
             return self._message(
-                403, "override not recorded: the form token is missing or stale",
+                403,
+                "override not recorded: the form token is missing or stale",
                 "Reload the episode page and submit again (the server may have restarted). What you sent:",
-                kept=fields.get("note", ""), back=_episode_url(index, ""),
-            )  # fmt: skip
+                kept=fields.get("note", ""),
+                back=_episode_url(index, ""),
+            )
         criteria = [c.id for c in self.catalog.criteria()]
         flt = _safe_filter(fields.get("filters", ""), criteria)
         if not any(e.index == index for e in self.catalog.source.episodes):
@@ -241,14 +282,26 @@ class _Pages:
             if form.criterion not in criteria:
                 raise FormError(f"criterion={form.criterion!r}; allowed: {criteria}")
             self.overrides.record(
-                self.catalog.dataset_id, index, form.criterion, form.score, form.reason, form.note,
-                self.settings.reviewer, form.expected_old, fingerprint=self.catalog.fingerprints[index],
+                self.catalog.dataset_id,
+                index,
+                form.criterion,
+                form.score,
+                form.reason,
+                form.note,
+                self.settings.reviewer,
+                form.expected_old,
+                fingerprint=self.catalog.fingerprints[index],
                 dataset_root=str(self.catalog.source.root),
-            )  # fmt: skip
+            )
         except EvaluationError as e:
-            kept = {"criterion": fields.get("criterion", ""), "score": fields.get("score", ""), "error": str(e),
-                    "reason": fields.get("reason", ""), "note": fields.get("note", ""),
-                    "t": parse_time(fields.get("t", ""))}  # fmt: skip
+            kept = {
+                "criterion": fields.get("criterion", ""),
+                "score": fields.get("score", ""),
+                "error": str(e),
+                "reason": fields.get("reason", ""),
+                "note": fields.get("note", ""),
+                "t": parse_time(fields.get("t", "")),
+            }
             return self.episode(_with_query(request, flt.query_string()), index, status=400, form=kept)
         url = _episode_url(index, flt.query_string(), t=form.time_s) + f"#criterion-{form.criterion}"
         return RedirectResponse(url, status_code=303)
@@ -258,9 +311,13 @@ class _Pages:
         return (current, False) if len(current) >= 16 else (Secrets.new_session(), True)
 
     def _render(
-        self, request: Request, template: str, status: int = 200, session: tuple[str, bool] | None = None,
+        self,
+        request: Request,
+        template: str,
+        status: int = 200,
+        session: tuple[str, bool] | None = None,
         **context: Any,
-    ) -> Response:  # fmt: skip
+    ) -> Response:
         html = self.env.get_template(template).render(**context)
         html = insert_notices(html, context.get("notices", []))
         response = HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})

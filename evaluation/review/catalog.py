@@ -281,22 +281,37 @@ class ReviewCatalog:
             if int(s["result_id"]) not in chosen:
                 continue
             scores.setdefault(int(s["result_id"]), {})[s["criterion"]] = JudgedCriterion(
-                criterion=s["criterion"], source=s["source"], score=s["score"], mean=s["mean"],
-                agreement=s["agreement"], n_valid=int(s["n_valid"]), n_samples=int(s["n_samples"]),
-                uncertain=bool(s["uncertain"]), heuristic_score=s["heuristic_score"], routed=bool(s["routed"]),
+                criterion=s["criterion"],
+                source=s["source"],
+                score=s["score"],
+                mean=s["mean"],
+                agreement=s["agreement"],
+                n_valid=int(s["n_valid"]),
+                n_samples=int(s["n_samples"]),
+                uncertain=bool(s["uncertain"]),
+                heuristic_score=s["heuristic_score"],
+                routed=bool(s["routed"]),
                 reasons=tuple((r.get("code", ""), r.get("detail", "")) for r in json.loads(s["route_reasons_json"])),
                 evidence_frames=tuple(str(f) for f in json.loads(s["evidence_frames_json"])),
-            )  # fmt: skip
+            )
         results = {}
         for r in rows:
             results[int(r["episode_index"])] = JudgeResult(
-                result_id=int(r["id"]), run_id=r["run_id"], tag=r["tag"], scorer=r["scorer"], model=r["model"],
-                created_at=r["created_at"], total=r["total"], routed=bool(r["routed"]),
-                reasons=tuple((x.get("criterion", ""), x.get("code", ""), x.get("detail", ""))
-                              for x in json.loads(r["route_reasons_json"])),
+                result_id=int(r["id"]),
+                run_id=r["run_id"],
+                tag=r["tag"],
+                scorer=r["scorer"],
+                model=r["model"],
+                created_at=r["created_at"],
+                total=r["total"],
+                routed=bool(r["routed"]),
+                reasons=tuple(
+                    (x.get("criterion", ""), x.get("code", ""), x.get("detail", ""))
+                    for x in json.loads(r["route_reasons_json"])
+                ),
                 motion_check=json.loads(r["motion_check_json"] or "{}"),
                 criteria=scores.get(int(r["id"]), {}),
-            )  # fmt: skip
+            )
         return results
 
     def _failures(self) -> dict[int, str]:

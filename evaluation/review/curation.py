@@ -152,8 +152,9 @@ class EditJobs:
     @staticmethod
     def _run(job: EditJob) -> None:
         env = {**os.environ, "COLUMNS": "100", "TERM": "dumb"}  # plain lines, no live progress redraws
-        with subprocess.Popen([*_executable(), *job.args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env) as proc:  # fmt: skip
+        with subprocess.Popen(
+            [*_executable(), *job.args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        ) as proc:
             assert proc.stdout is not None
             for line in proc.stdout:
                 if line.strip():

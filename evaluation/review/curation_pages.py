@@ -45,9 +45,13 @@ class Pages(Protocol):
     def _session(self, request: Request) -> tuple[str, bool]: ...
 
     def _render(
-        self, request: Request, template: str, status: int = 200, session: tuple[str, bool] | None = None,
+        self,
+        request: Request,
+        template: str,
+        status: int = 200,
+        session: tuple[str, bool] | None = None,
         **context: Any,
-    ) -> Response: ...  # fmt: skip
+    ) -> Response: ...
 
     def _message(self, status: int, title: str, detail: str, kept: str = "", back: str = "/") -> Response: ...
 
@@ -129,8 +133,13 @@ class Curation:
     def list_context(self, session: str) -> dict[str, Any]:
         """What the episodes list shows of the curation: the drop marks, the output folder, a token to post."""
         draft, stale = self._draft()
-        return {"drop": set(draft.drop), "trims": draft.trims, "csrf": self.pages.keys.csrf_token(session, SCOPE),
-                "output_root": self._output_root(draft), "stale": stale}  # fmt: skip
+        return {
+            "drop": set(draft.drop),
+            "trims": draft.trims,
+            "csrf": self.pages.keys.csrf_token(session, SCOPE),
+            "output_root": self._output_root(draft),
+            "stale": stale,
+        }
 
     def _checked(self, request: Request, fields: dict[str, list[str]]) -> bool:
         return self.pages.keys.check_csrf(_first(fields, "csrf"), request.cookies.get(SESSION_COOKIE, ""), SCOPE)
@@ -142,16 +151,29 @@ class Curation:
         token, session = self._csrf(request)
         lengths = {e.index: e.length for e in self.catalog.source.episodes}
         return self.pages._render(
-            request, "curation.html", status=status, session=session, csrf=token, draft=draft, lengths=lengths,
-            output_root=out, command=command_line(edit_args(self._root, draft, out, dry_run=False)),
-            notices=[], stale=stale, dataset_id=self.catalog.dataset_id, **({"job": None, "preview": None} | extra),
-        )  # fmt: skip
+            request,
+            "curation.html",
+            status=status,
+            session=session,
+            csrf=token,
+            draft=draft,
+            lengths=lengths,
+            output_root=out,
+            command=command_line(edit_args(self._root, draft, out, dry_run=False)),
+            notices=[],
+            stale=stale,
+            dataset_id=self.catalog.dataset_id,
+            **({"job": None, "preview": None} | extra),
+        )
 
     def post(self, request: Request, fields: dict[str, list[str]]) -> Response:
         """Save the posted marks, then preview, write or go back to the list."""
         if not self._checked(request, fields):
-            return self.pages._message(403, "not saved: the form token is missing or stale",
-                                       "Reload the page and try again (the server may have restarted).")  # fmt: skip
+            return self.pages._message(
+                403,
+                "not saved: the form token is missing or stale",
+                "Reload the page and try again (the server may have restarted).",
+            )
         draft, _ = self._draft()
         fingerprints = self.catalog.fingerprints
         if "shown" in fields:  # the episodes list: its checkboxes say the drop marks of the rows it showed
@@ -187,8 +209,12 @@ class Curation:
         """Save (or clear) the span of one episode kept."""
         back = f"/episodes/{index}"
         if not self._checked(request, fields):
-            return self.pages._message(403, "trim not saved: the form token is missing or stale",
-                                       "Reload the episode page and try again.", back=back)  # fmt: skip
+            return self.pages._message(
+                403,
+                "trim not saved: the form token is missing or stale",
+                "Reload the episode page and try again.",
+                back=back,
+            )
         episode = next((e for e in self.catalog.source.episodes if e.index == index), None)
         if episode is None:
             return self.pages._message(404, "no such episode", f"the dataset has no episode {index}")
@@ -203,8 +229,9 @@ class Curation:
                 try:
                     start, stop = int(_first(fields, "start")), int(_first(fields, "stop"))
                 except ValueError:
-                    return self.pages._message(400, "trim not saved", "give the first and last frame kept as numbers",
-                                               back=back)  # fmt: skip
+                    return self.pages._message(
+                        400, "trim not saved", "give the first and last frame kept as numbers", back=back
+                    )
             if not 0 <= start < stop <= episode.length:
                 return self.pages._message(
                     400, "trim not saved", f"frames {start}:{stop} are not within 0:{episode.length}", back=back
@@ -227,5 +254,11 @@ class Curation:
         proposed = self.proposed(index)
         start, stop, _ = draft.trims.get(index, (0, length, ""))
         token = self.pages.keys.csrf_token(session, SCOPE)
-        return {"start": start, "stop": stop, "proposed": proposed, "trimmed": index in draft.trims,
-                "dropped": index in draft.drop, "csrf": token}  # fmt: skip
+        return {
+            "start": start,
+            "stop": stop,
+            "proposed": proposed,
+            "trimmed": index in draft.trims,
+            "dropped": index in draft.drop,
+            "csrf": token,
+        }

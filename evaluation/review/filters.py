@@ -48,18 +48,30 @@ class EpisodeFilter:
             raise ConfigError(f"verdict={verdict!r}; allowed: {list(VERDICTS)}")
         on = ("1", "true", "on", "yes")
         return cls(
-            query.get("routed", "") in on, query.get("audit", "") in on, query.get("tag", ""), criterion, status,
-            scored, verdict, query.get("dropped", "") in on, _percent(query.get("min_idle", "")),
-        )  # fmt: skip
+            query.get("routed", "") in on,
+            query.get("audit", "") in on,
+            query.get("tag", ""),
+            criterion,
+            status,
+            scored,
+            verdict,
+            query.get("dropped", "") in on,
+            _percent(query.get("min_idle", "")),
+        )
 
     def query_string(self) -> str:
         """The filters as a query string ("" when none)."""
         params = {
-            "routed": "1" if self.routed else "", "audit": "1" if self.audit else "", "tag": self.tag,
-            "criterion": self.criterion, "status": self.status, "scored": self.scored, "verdict": self.verdict,
+            "routed": "1" if self.routed else "",
+            "audit": "1" if self.audit else "",
+            "tag": self.tag,
+            "criterion": self.criterion,
+            "status": self.status,
+            "scored": self.scored,
+            "verdict": self.verdict,
             "dropped": "1" if self.dropped else "",
             "min_idle": "" if self.min_idle_percent is None else f"{self.min_idle_percent:g}",
-        }  # fmt: skip
+        }
         return urlencode({k: v for k, v in params.items() if v})
 
 

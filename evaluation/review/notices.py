@@ -40,12 +40,16 @@ def video_notices(source: DatasetSource) -> list[str]:
     """What the episode pages cannot show: video files not on disk, or cameras none of our views map."""
     if source.missing_videos:
         first = source.missing_videos[0].relative_to(source.root)
-        return [f"{_plural(len(source.missing_videos), 'video file')} of the dataset are not on disk (first: {first}):"
-                " episodes show their joint traces only"]  # fmt: skip
+        return [
+            f"{_plural(len(source.missing_videos), 'video file')} of the dataset are not on disk (first: {first}):"
+            " episodes show their joint traces only"
+        ]
     if source.cameras and not any(ep.views for ep in source.episodes):
         flag = suggest(set(source.cameras)).split(" ", 1)[0]
-        return [f"none of the dataset's cameras ({', '.join(source.cameras)}) is one of our views: episodes show their"
-                f" joint traces only. To see them, restart with {flag}"]  # fmt: skip
+        return [
+            f"none of the dataset's cameras ({', '.join(source.cameras)}) is one of our views: episodes show their"
+            f" joint traces only. To see them, restart with {flag}"
+        ]
     return []
 
 

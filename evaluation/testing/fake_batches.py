@@ -137,8 +137,13 @@ class BatchBook:
 def batch_json(batch: FakeBatch, results_url: str) -> dict[str, Any]:
     """The MessageBatch body: in_progress until results exist, then ended with a results_url."""
     ended = batch.results is not None
-    counts = {"processing": 0 if ended else len(batch.requests), "succeeded": 0, "errored": 0, "canceled": 0,
-              "expired": 0}  # fmt: skip
+    counts = {
+        "processing": 0 if ended else len(batch.requests),
+        "succeeded": 0,
+        "errored": 0,
+        "canceled": 0,
+        "expired": 0,
+    }
     for r in batch.results or []:
         counts[r["result"]["type"]] += 1
     return {

@@ -26,8 +26,16 @@ from pathlib import Path
 
 CALLS_FILE = "fake_deploy_calls.jsonl"
 POLICY_FILE = "fake_policy.json"
-_NEEDED = ("policy.path", "policy.blind_label", "dataset.root", "dataset.repo_id", "session.num_episodes",
-           "live_scores.enabled", "live_scores.operator", "live_scores.criteria")  # fmt: skip
+_NEEDED = (
+    "policy.path",
+    "policy.blind_label",
+    "dataset.root",
+    "dataset.repo_id",
+    "session.num_episodes",
+    "live_scores.enabled",
+    "live_scores.operator",
+    "live_scores.criteria",
+)
 
 
 def main(argv: list[str]) -> int:
@@ -73,8 +81,14 @@ def _write_score(root: Path, index: int, operator: str, scores: dict[str, float]
     path = root / "meta" / "so101" / "live_scores" / f"episode-{index:06d}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     scored_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    doc = {"schema": 1, "episode_index": index, "operator": operator, "scored_at": scored_at, "skipped": False,
-           "scores": scores}  # fmt: skip
+    doc = {
+        "schema": 1,
+        "episode_index": index,
+        "operator": operator,
+        "scored_at": scored_at,
+        "skipped": False,
+        "scores": scores,
+    }
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 

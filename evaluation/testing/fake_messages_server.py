@@ -285,8 +285,9 @@ def _make_handler(server: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
 
         def _create_batch(self, body: dict[str, Any], headers: dict[str, str]) -> None:
             items = body.get("requests", [])
-            problems = [p for item in items for p in check_request(item.get("params", {}), headers,
-                                                                  server.expected_model)]  # fmt: skip
+            problems = [
+                p for item in items for p in check_request(item.get("params", {}), headers, server.expected_model)
+            ]
             ids = [item.get("custom_id") for item in items]
             if len(set(ids)) != len(ids):
                 problems.append("duplicate custom_id in batch")

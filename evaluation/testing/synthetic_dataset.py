@@ -57,9 +57,16 @@ def _keyframes(scenario: Scenario) -> list[tuple[float, dict[str, float]]]:
             ]
         case Scenario.FOLD_AND_PUSH:
             return [
-                (0.0, rest), (0.1, rest), (0.25, reach), (0.3, grasp), (0.5, lifted), (0.55, released),
-                (0.65, released), (0.85, pushed), (1.0, pushed),
-            ]  # fmt: skip
+                (0.0, rest),
+                (0.1, rest),
+                (0.25, reach),
+                (0.3, grasp),
+                (0.5, lifted),
+                (0.55, released),
+                (0.65, released),
+                (0.85, pushed),
+                (1.0, pushed),
+            ]
 
 
 def scripted_signals(scenario: Scenario, n_frames: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -145,8 +152,10 @@ def write_synthetic_dataset(
     }
     for view in VIEWS:
         features[image_key(view)] = {
-            "dtype": "video", "shape": (height, width, 3), "names": ["height", "width", "channels"],
-        }  # fmt: skip
+            "dtype": "video",
+            "shape": (height, width, 3),
+            "names": ["height", "width", "channels"],
+        }
     dataset = LeRobotDataset.create(
         repo_id=f"synthetic/{root.name}",
         fps=fps,

@@ -184,10 +184,15 @@ def first_findings(report: Report, limit: int = 5) -> list[str]:
     lines = []
     for item in report.episodes:
         f = item.findings
-        lines += [f"episode {f.episode} frame {e.frame}: {e.joint} {'high' if e.requested > e.sent else 'low'} limit"
-                  f" (asked {e.requested:.2f}, clamped to {e.sent:.2f})" for e in f.limit_hits[:limit]]  # fmt: skip
-        lines += [f"episode {f.episode} frame {s.first_frame}: {s.joint} {s.quantity} spike, peak {s.peak:.0f}"
-                  for s in f.spikes[:limit]]  # fmt: skip
+        lines += [
+            f"episode {f.episode} frame {e.frame}: {e.joint} {'high' if e.requested > e.sent else 'low'} limit"
+            f" (asked {e.requested:.2f}, clamped to {e.sent:.2f})"
+            for e in f.limit_hits[:limit]
+        ]
+        lines += [
+            f"episode {f.episode} frame {s.first_frame}: {s.joint} {s.quantity} spike, peak {s.peak:.0f}"
+            for s in f.spikes[:limit]
+        ]
     return lines
 
 
@@ -265,8 +270,7 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
             f" actions; the report's stills show the commanded pose alone ({lost})",
             soft_wrap=True,
         )
-    run = Replayer(plan, policy, task=config.task, prime=config.engine.prime,
-                   on_event=console.print, stops=stops).run()  # fmt: skip
+    run = Replayer(plan, policy, task=config.task, prime=config.engine.prime, on_event=console.print, stops=stops).run()
     command = "so101-replay " + " ".join(shlex.quote(a) for a in args)
     with stops.finishing():  # a stop signal lets the report be written; a second one exits without it
         report = build_report(run, config.report.thresholds, stills=config.report.stills, command=command)

@@ -50,10 +50,14 @@ class Thresholds:
     def limit(self, quantity: str, gripper: bool) -> float:
         """The threshold of one quantity for a body joint or a gripper."""
         if gripper:
-            return {"velocity": self.gripper_velocity_percent_s, "acceleration": self.gripper_acceleration_percent_s2,
-                    "jerk": self.gripper_jerk_percent_s3}[quantity]  # fmt: skip
-        return {"velocity": self.velocity_deg_s, "acceleration": self.acceleration_deg_s2,
-                "jerk": self.jerk_deg_s3}[quantity]  # fmt: skip
+            return {
+                "velocity": self.gripper_velocity_percent_s,
+                "acceleration": self.gripper_acceleration_percent_s2,
+                "jerk": self.gripper_jerk_percent_s3,
+            }[quantity]
+        return {"velocity": self.velocity_deg_s, "acceleration": self.acceleration_deg_s2, "jerk": self.jerk_deg_s3}[
+            quantity
+        ]
 
 
 @dataclass(frozen=True)
@@ -179,8 +183,17 @@ def motion_spikes(values: np.ndarray, frames: np.ndarray, fps: float, thresholds
             over = np.abs(np.nan_to_num(series)) > limit
             for first, last in _runs(over):
                 peak = first + int(np.argmax(np.abs(series[first : last + 1])))
-                spikes.append(Spike(key, quantity, int(frames[first + order]), int(frames[last + order]),
-                                    int(frames[peak + order]), float(series[peak]), limit))  # fmt: skip
+                spikes.append(
+                    Spike(
+                        key,
+                        quantity,
+                        int(frames[first + order]),
+                        int(frames[last + order]),
+                        int(frames[peak + order]),
+                        float(series[peak]),
+                        limit,
+                    )
+                )
     return sorted(spikes, key=lambda s: (s.first_frame, s.joint, QUANTITIES.index(s.quantity)))
 
 
@@ -211,9 +224,16 @@ def gripper_events(values: np.ndarray, frames: np.ndarray, min_change: float, ba
             for first, last in _runs(sign == direction):
                 start, end = first, last + 1
                 if abs(follow[end] - follow[start]) >= min_change:
-                    events.append(GripperEvent(BIMANUAL_KEYS[column], "open" if direction > 0 else "close",
-                                               int(frames[start]), int(frames[end]), float(series[start]),
-                                               float(series[end])))  # fmt: skip
+                    events.append(
+                        GripperEvent(
+                            BIMANUAL_KEYS[column],
+                            "open" if direction > 0 else "close",
+                            int(frames[start]),
+                            int(frames[end]),
+                            float(series[start]),
+                            float(series[end]),
+                        )
+                    )
     return sorted(events, key=lambda e: (e.first_frame, e.joint))
 
 
@@ -221,8 +241,10 @@ def deadline_misses(run: EpisodeRun, fps: float, late_fraction: float) -> list[D
     """Ticks that started more than `late_fraction` of a period late, or after skipped deadlines."""
     trace = run.trace
     late = (trace.late_s > late_fraction / fps) | (trace.skipped > 0)
-    return [DeadlineMiss(int(trace.frames[i]), float(trace.late_s[i] * 1000), int(trace.skipped[i]))
-            for i in np.flatnonzero(late)]  # fmt: skip
+    return [
+        DeadlineMiss(int(trace.frames[i]), float(trace.late_s[i] * 1000), int(trace.skipped[i]))
+        for i in np.flatnonzero(late)
+    ]
 
 
 def _policy(run: EpisodeRun) -> PolicyFindings | None:
@@ -234,8 +256,11 @@ def _policy(run: EpisodeRun) -> PolicyFindings | None:
     recorded = run.recorded_actions[trace.frames]
     diff = np.where(starved[:, None], np.nan, trace.requested - recorded)
     error = _errors(diff, trace.frames)
-    rmse = {k: float(np.sqrt(np.nanmean(diff[:, i] ** 2))) for i, k in enumerate(BIMANUAL_KEYS)
-            if not np.all(np.isnan(diff[:, i]))}  # fmt: skip
+    rmse = {
+        k: float(np.sqrt(np.nanmean(diff[:, i] ** 2)))
+        for i, k in enumerate(BIMANUAL_KEYS)
+        if not np.all(np.isnan(diff[:, i]))
+    }
     body = np.abs(diff[:, BODY_COLUMNS])
     chunk = np.array([-1 if f is None or f.chunk_id is None else f.chunk_id for f in facts])
     step = np.nanmax(np.abs(np.diff(trace.requested[:, BODY_COLUMNS], axis=0)), axis=1, initial=0.0)
@@ -288,8 +313,9 @@ def analyse(replay: ReplayRun, run: EpisodeRun, thresholds: Thresholds) -> Episo
             reproduction = _errors(np.where(fresh, trace.observed - run.recorded_states[frames], np.nan), frames)
     commanded = None
     if run.arm_commands is not None and len(frames):
-        goals = np.concatenate([run.arm_commands[f"{side}_follower"][: len(frames)] for side in ("left", "right")],
-                               axis=1)  # fmt: skip
+        goals = np.concatenate(
+            [run.arm_commands[f"{side}_follower"][: len(frames)] for side in ("left", "right")], axis=1
+        )
         commanded = float(np.nanmax(np.abs(goals - recorded))) if goals.shape == recorded.shape else None
     duration = len(frames) / replay.plan.fit.dataset_fps
     is_policy = any(f is not None for f in trace.facts)

@@ -176,8 +176,11 @@ def open_dataset(root: Path, repo_id: str | None = None, *, need_videos: bool = 
     features = info.get("features") or {}
     action_names = _names(features, ACTION_KEY, root, required=True)
     state_names = _names(features, STATE_KEY, root, required=False) if STATE_KEY in features else None
-    cameras = {key.removeprefix(IMAGE_PREFIX): _image_shape(key, ft, root) for key, ft in features.items()
-               if key.startswith(IMAGE_PREFIX) and ft.get("dtype") == "video"}  # fmt: skip
+    cameras = {
+        key.removeprefix(IMAGE_PREFIX): _image_shape(key, ft, root)
+        for key, ft in features.items()
+        if key.startswith(IMAGE_PREFIX) and ft.get("dtype") == "video"
+    }
     name = repo_id or f"local/{root.name}"
     try:
         meta = read_metadata(root, name)

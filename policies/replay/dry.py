@@ -48,7 +48,9 @@ def start_pose(data: np.ndarray | None, actions: np.ndarray) -> dict[Side, dict[
     values = dict(zip(BIMANUAL_KEYS, first, strict=True))
     middle = {j: 50.0 if j == "gripper" else 0.0 for j in JOINT_NAMES}
     return {
-        side: {j: middle[j] if np.isnan(values[joint_key(side, j)]) else float(values[joint_key(side, j)])
-               for j in JOINT_NAMES}
+        side: {
+            j: middle[j] if np.isnan(values[joint_key(side, j)]) else float(values[joint_key(side, j)])
+            for j in JOINT_NAMES
+        }
         for side in Side
-    }  # fmt: skip
+    }

@@ -68,8 +68,9 @@ def iter_frames(video: CameraVideo, length: int, fps: float) -> Iterator[np.ndar
                     frame = next(decoded, None)
                 if frame is None or abs(frame.time - target) > tolerance:
                     found = "the file ends" if frame is None else f"the next frame is at {frame.time:.3f} s"
-                    raise _corrupt(video, f"no frame {index} at {target:.3f} s ({found}); the video is shorter than"
-                                          " its episode")  # fmt: skip
+                    raise _corrupt(
+                        video, f"no frame {index} at {target:.3f} s ({found}); the video is shorter than its episode"
+                    )
                 yield _rgb(frame, video, index)
                 frame = next(decoded, None)
     except av.error.FFmpegError as e:

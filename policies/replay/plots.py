@@ -53,19 +53,24 @@ def trajectories_png(
             key = joint_key(side, joint)
             i = BIMANUAL_KEYS.index(key)
             ax = axes[row, column]
-            ax.plot(np.arange(len(run.recorded_actions)), run.recorded_actions[:, i], color="0.6", lw=2.2,
-                    label="recorded action")  # fmt: skip
+            ax.plot(
+                np.arange(len(run.recorded_actions)),
+                run.recorded_actions[:, i],
+                color="0.6",
+                lw=2.2,
+                label="recorded action",
+            )
             if policy:
                 ax.plot(frames, trace.requested[:, i], color="tab:orange", lw=1.2, label="policy action")
             ax.plot(frames, trace.sent[:, i], color="tab:blue", lw=1.0, label="sent (after safety)")
             if arms_move and len(frames) > 1:
-                ax.plot(frames[:-1], trace.observed[1:, i], color="tab:green", lw=1.0, ls="--",
-                        label="achieved (next tick)")  # fmt: skip
+                ax.plot(
+                    frames[:-1], trace.observed[1:, i], color="tab:green", lw=1.0, ls="--", label="achieved (next tick)"
+                )
             hits = events.get(key, [])
             if hits:
                 rows = np.searchsorted(frames, hits)
-                ax.scatter(hits, trace.requested[rows, i], color="tab:red", marker="x", zorder=5,
-                           label="safety clamp")  # fmt: skip
+                ax.scatter(hits, trace.requested[rows, i], color="tab:red", marker="x", zorder=5, label="safety clamp")
             if key in limits:
                 low, high = limits[key]
                 ax.axhline(low, color="tab:red", lw=0.6, ls=":")

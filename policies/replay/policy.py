@@ -105,8 +105,13 @@ def open_policy(
     if options.path.strip() == RECORDED:
         predictor = RecordedActionPredictor(fps)
         choice = make_engine(engine, predictor, fps=fps)
-        return ReplayPolicy(choice.engine, f"the recorded actions ({choice.kind} engine)", str(choice.kind),
-                            (choice.notice,) if choice.notice else (), recorded=predictor)  # fmt: skip
+        return ReplayPolicy(
+            choice.engine,
+            f"the recorded actions ({choice.kind} engine)",
+            str(choice.kind),
+            (choice.notice,) if choice.notice else (),
+            recorded=predictor,
+        )
     from policies.contract import RigSpec
 
     runner = PolicyRunner(options)

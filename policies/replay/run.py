@@ -154,8 +154,11 @@ class Replayer:
             with rig:
                 self._note_limits(rig)
                 run = self._episode(rig, data, actions, states, ease_in_ticks=0, realtime_priority=0)
-                commands = {arm.name: np.array([[c.goal[j] for j in JOINT_NAMES] for c in arm.log]).reshape(-1, 6)
-                            for arm in rig.arms.values() if isinstance(arm, DryArm)}  # fmt: skip
+                commands = {
+                    arm.name: np.array([[c.goal[j] for j in JOINT_NAMES] for c in arm.log]).reshape(-1, 6)
+                    for arm in rig.arms.values()
+                    if isinstance(arm, DryArm)
+                }
             runs.append(replace(run, arm_commands=commands))
             if run.stopped_by != "done" and not run.stopped_by.startswith("policy"):
                 self.stopped_by = run.stopped_by

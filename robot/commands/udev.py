@@ -100,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         for line in plan.missing:
             print(f"missing: {line}", file=notes)
         if not plan.rules:
-            raise RulesError(f"no device of {rig_path} was found, so there are no rules to write. Next: plug the arms "
-                             "and cameras in, then run so101-udev again")  # fmt: skip
+            raise RulesError(
+                f"no device of {rig_path} was found, so there are no rules to write. Next: plug the arms "
+                "and cameras in, then run so101-udev again"
+            )
         _output(config, plan, rig_path, notes)
         return 1 if plan.missing else 0
 

@@ -73,8 +73,9 @@ class PollMisses:
                 self.total += 1
             if missed >= MISSED_POLLS_BEFORE_STOP:
                 raise
-            logger.warning("%s: a status poll got no reply in time (%d in a row); its watchdog keeps its verdict",
-                           arm, missed)  # fmt: skip
+            logger.warning(
+                "%s: a status poll got no reply in time (%d in a row); its watchdog keeps its verdict", arm, missed
+            )
             return None
         self.in_a_row[arm] = 0
         return health

@@ -76,8 +76,13 @@ def v4l2_modes(device: str, run: RunCommand = subprocess.run) -> tuple[CameraMod
     if run is subprocess.run and shutil.which("v4l2-ctl") is None:
         return None
     try:
-        done = run(["v4l2-ctl", "-d", device, "--list-formats-ext"], capture_output=True, text=True,
-                   timeout=_V4L2_CTL_TIMEOUT_S, check=False)  # fmt: skip
+        done = run(
+            ["v4l2-ctl", "-d", device, "--list-formats-ext"],
+            capture_output=True,
+            text=True,
+            timeout=_V4L2_CTL_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return parse_v4l2_formats(done.stdout) if done.returncode == 0 else None

@@ -34,11 +34,14 @@ def parse_roles(text: str, cameras: Sequence[FoundCamera]) -> dict[str, int]:
         role, _, number = part.partition("=")
         role = role.strip()
         if role not in CAMERA_ROLES:
-            raise UsageError(f"--roles: {role!r} is not a camera role; the roles are {', '.join(CAMERA_ROLES)}. "
-                             f"Next: {_EXAMPLE}")  # fmt: skip
+            raise UsageError(
+                f"--roles: {role!r} is not a camera role; the roles are {', '.join(CAMERA_ROLES)}. Next: {_EXAMPLE}"
+            )
         if not number.strip().isdigit() or int(number) not in numbers:
-            raise UsageError(f"--roles: {part!r} names no camera; the cameras are numbered "
-                             f"{', '.join(str(n) for n in sorted(numbers))}. Next: {_EXAMPLE}")  # fmt: skip
+            raise UsageError(
+                f"--roles: {part!r} names no camera; the cameras are numbered "
+                f"{', '.join(str(n) for n in sorted(numbers))}. Next: {_EXAMPLE}"
+            )
         if role in chosen:
             raise UsageError(f"--roles: {role} is given twice. Next: {_EXAMPLE}")
         chosen[role] = int(number)
@@ -102,8 +105,9 @@ def rig_camera_entries(
         if camera.naming_note:
             notes.append(f"{role}: camera {number} {camera.naming_note}")
         entry = config_entry(base, name=role) if base is not None else {"kind": "opencv", "name": role}
-        entry.update(device=camera.stable_device, width=mode.width, height=mode.height, fps=_number(mode.fps),
-                     fourcc=mode.fourcc)  # fmt: skip
+        entry.update(
+            device=camera.stable_device, width=mode.width, height=mode.height, fps=_number(mode.fps), fourcc=mode.fourcc
+        )
         entries.append(entry)
     missing = [role for role in CAMERA_ROLES if role not in roles]
     if missing:
@@ -120,8 +124,11 @@ def config_entry(config: CameraConfig, name: str | None = None) -> dict[str, obj
         if f.name in ("kind", "name"):
             continue
         if f.name == "capture":
-            changed = {c.name: getattr(value, c.name) for c in fields(value)
-                       if getattr(value, c.name) != getattr(defaults.capture, c.name)}  # fmt: skip
+            changed = {
+                c.name: getattr(value, c.name)
+                for c in fields(value)
+                if getattr(value, c.name) != getattr(defaults.capture, c.name)
+            }
             if changed:
                 entry["capture"] = plain_yaml(changed)
         elif f.name in _ALWAYS_WRITTEN or value != getattr(defaults, f.name):

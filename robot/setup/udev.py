@@ -107,11 +107,15 @@ def _port_devices(rig: RigConfig, root: Path, missing: list[str]) -> list[_Devic
             continue
         seen[node] = arm
         if not node.exists():
-            missing.append(f"{arm}: {port} does not exist (unplugged, or still the template's value). Next: plug it "
-                           f"in, find it with `ls -l /dev/serial/by-id/`, and set ports.{arm}")  # fmt: skip
+            missing.append(
+                f"{arm}: {port} does not exist (unplugged, or still the template's value). Next: plug it "
+                f"in, find it with `ls -l /dev/serial/by-id/`, and set ports.{arm}"
+            )
         elif usb is None:
-            missing.append(f"{arm}: {port} ({system_path(root, node)}) is no USB device udev can name. Next: check "
-                           f"`udevadm info {system_path(root, node)}`")  # fmt: skip
+            missing.append(
+                f"{arm}: {port} ({system_path(root, node)}) is no USB device udev can name. Next: check "
+                f"`udevadm info {system_path(root, node)}`"
+            )
         by_path = next(iter(links_to(root, "dev/serial/by-path", node)), None)
         devices.append(_Device(arm, usb, by_path=by_path) if usb is not None else None)
     return devices
@@ -130,8 +134,10 @@ def _camera_devices(rig: RigConfig, root: Path, missing: list[str]) -> list[_Dev
             why = (
                 "does not exist (unplugged, or still the template's value)" if not node.exists() else "is no USB camera"
             )
-            missing.append(f"camera {camera.name}: {camera.device} {why}. Next: so101-cameras --config_path=FILE "
-                           "--write=true finds and writes the cameras")  # fmt: skip
+            missing.append(
+                f"camera {camera.name}: {camera.device} {why}. Next: so101-cameras --config_path=FILE "
+                "--write=true finds and writes the cameras"
+            )
             devices.append(None)
             continue
         by_path = next(iter(links_to(root, "dev/v4l/by-path", node)), None)
@@ -159,8 +165,11 @@ def _rules(
         note = ""
         own_serial = _usable(usb.serial) and serials[(usb.vendor_id, usb.product_id, usb.serial)] == 1
         if own_serial:
-            match += [f'ATTRS{{idVendor}}=="{usb.vendor_id}"', f'ATTRS{{idProduct}}=="{usb.product_id}"',
-                      f'ATTRS{{serial}}=="{usb.serial}"']  # fmt: skip
+            match += [
+                f'ATTRS{{idVendor}}=="{usb.vendor_id}"',
+                f'ATTRS{{idProduct}}=="{usb.product_id}"',
+                f'ATTRS{{serial}}=="{usb.serial}"',
+            ]
         else:
             why = "no serial number" if not _usable(usb.serial) else f"its serial number {usb.serial} is not its own"
             alternative = f"; or use {device.by_path}" if device.by_path else ""
@@ -168,8 +177,11 @@ def _rules(
             if device.id_path is not None:
                 match.append(f'ENV{{ID_PATH}}=="{device.id_path}"')
             else:
-                match += [f'KERNELS=="{usb.kernel}"', f'ATTRS{{idVendor}}=="{usb.vendor_id}"',
-                          f'ATTRS{{idProduct}}=="{usb.product_id}"']  # fmt: skip
+                match += [
+                    f'KERNELS=="{usb.kernel}"',
+                    f'ATTRS{{idVendor}}=="{usb.vendor_id}"',
+                    f'ATTRS{{idProduct}}=="{usb.product_id}"',
+                ]
         if device.index is not None:
             match.append(f'ATTR{{index}}=="{device.index}"')  # the capture node, not the metadata one
         match += [f'SYMLINK+="{link}"', 'MODE="0660"', f'GROUP="{group}"']

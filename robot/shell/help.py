@@ -91,8 +91,14 @@ def _row(left: str, text: str) -> str:
     start = f"  {left}".ljust(NAME_COLUMN) if len(left) + 4 <= NAME_COLUMN else f"  {left}  "
     if not text.strip():  # a field commented with the one above it (textwrap would drop the row)
         return start.rstrip()
-    return textwrap.fill(text, WIDTH, initial_indent=start, subsequent_indent=" " * NAME_COLUMN,
-                         break_long_words=False, break_on_hyphens=False)  # fmt: skip
+    return textwrap.fill(
+        text,
+        WIDTH,
+        initial_indent=start,
+        subsequent_indent=" " * NAME_COLUMN,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def _option_row(cls: type, field_name: str, name: str, hint: object, default: object) -> str:

@@ -44,8 +44,9 @@ def prepared_args(
             a list item that is no number where numbers are expected.
     """
     if (topic := help_requested(argv)) is not None:
-        text = command_help(config_cls, config_file=config_file, doc=doc, exit_status=exit_status,
-                            collapsed=collapsed, topic=topic)  # fmt: skip
+        text = command_help(
+            config_cls, config_file=config_file, doc=doc, exit_status=exit_status, collapsed=collapsed, topic=topic
+        )
         sys.stdout.write(text)
         raise SystemExit(EXIT_DONE)
     if (unknown := unknown_option(config_cls, argv)) is not None:

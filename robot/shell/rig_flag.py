@@ -11,8 +11,20 @@ import shlex
 from collections.abc import Sequence
 
 # The commands that read a rig file (docs/command-line.md: `--config_path`).
-RIG_COMMANDS = ("sim", "ports", "setup", "cameras", "udev", "calibrate", "release", "doctor", "teleop", "record",
-                "deploy", "replay")  # fmt: skip
+RIG_COMMANDS = (
+    "sim",
+    "ports",
+    "setup",
+    "cameras",
+    "udev",
+    "calibrate",
+    "release",
+    "doctor",
+    "teleop",
+    "record",
+    "deploy",
+    "replay",
+)
 _COMMAND = re.compile(r"\bso101-(" + "|".join(RIG_COMMANDS) + r")\b(?!-)")
 
 

@@ -80,8 +80,11 @@ def correction(arms: list[str], move_s: float = 1.5) -> Trajectory:
     Relative to the start, so it follows a handover from any pose without a jump.
     """
     reach: Pose = {"shoulder_pan": 0.06, "elbow_flex": -0.06, "gripper": 0.15}
-    frames = (Keyframe(0.0, {}, relative=True), Keyframe(move_s, reach, relative=True),
-              Keyframe(2 * move_s, {}, relative=True))  # fmt: skip
+    frames = (
+        Keyframe(0.0, {}, relative=True),
+        Keyframe(move_s, reach, relative=True),
+        Keyframe(2 * move_s, {}, relative=True),
+    )
     return Trajectory(name="correction", keyframes=dict.fromkeys(arms, frames))
 
 

@@ -95,8 +95,10 @@ def _edit(config: EditConfig, args: list[str], console: Console) -> int:
     modes = [name for name, asked in (("--split", config.split), ("--merge", config.merge)) if asked]
     curating = bool(config.drop or config.trim or config.filter)
     if len(modes) > 1 or (modes and curating):
-        raise UsageError(f"{' and '.join(modes + (['--drop/--trim/--filter'] if curating else []))} are separate "
-                         "edits; run so101-edit once for each, the second on the first's output")  # fmt: skip
+        raise UsageError(
+            f"{' and '.join(modes + (['--drop/--trim/--filter'] if curating else []))} are separate "
+            "edits; run so101-edit once for each, the second on the first's output"
+        )
     if config.split:
         splits = _splits(config.split, len(source.lengths))
         if config.dry_run:
@@ -120,8 +122,14 @@ def _edit(config: EditConfig, args: list[str], console: Console) -> int:
         again = [a for a in args if not a.startswith("--dry_run")]
         console.print(f"dry run: nothing written. Write it: {shlex.join(['so101-edit', *again])}")
         return 0
-    with Progress(*Progress.get_default_columns()[:1], BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:  # fmt: skip
+    with Progress(
+        *Progress.get_default_columns()[:1],
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("re-encoding the kept frames" if curation.trims else "copying episodes", total=None)
         written = write_curation(
             source, out, repo_id, curation, lambda done, total: bar.update(task, completed=done, total=total)
@@ -152,8 +160,10 @@ def _splits(items: tuple[str, ...], episodes: int) -> dict[str, list[int]]:
             else:
                 splits[name] = [i for part in value.split("+") for i in _range(part)]
         except ValueError:
-            raise UsageError(f"--split={item}: give NAME:FRACTION or NAME:EPISODES, e.g. --split=train:0.8,val:0.2 "
-                             "or --split=train:0-39,val:40-49") from None  # fmt: skip
+            raise UsageError(
+                f"--split={item}: give NAME:FRACTION or NAME:EPISODES, e.g. --split=train:0.8,val:0.2 "
+                "or --split=train:0-39,val:40-49"
+            ) from None
     return splits
 
 

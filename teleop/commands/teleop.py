@@ -90,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
 class _Keys:
     """A step hook: q stops the loop, e e-stops now; the status line says whether the followers follow yet."""
 
-    def __init__(self, keys: KeyReader, rig: BimanualRig, source: LeaderSource, tracking: TrackingHook,
-                 status: StatusLine) -> None:  # fmt: skip
+    def __init__(
+        self, keys: KeyReader, rig: BimanualRig, source: LeaderSource, tracking: TrackingHook, status: StatusLine
+    ) -> None:
         self.keys, self.rig, self.source, self.tracking, self.status = keys, rig, source, tracking, status
         self.stop = StopFlag()  # the loop's (it is built after this hook)
         self.quit = False
@@ -107,8 +108,9 @@ class _Keys:
         self.status.extra = "following" if self.source.engaged else "ramping to the leaders"
 
 
-def _teleoperate(config: TeleopConfig, rig: BimanualRig, keys: KeyReader, console: Console,
-                 stops: StopSignals) -> dict[str, Any]:  # fmt: skip
+def _teleoperate(
+    config: TeleopConfig, rig: BimanualRig, keys: KeyReader, console: Console, stops: StopSignals
+) -> dict[str, Any]:
     source = LeaderSource(rig)
     tracking = TrackingHook(skip_ticks=config.rig.fps)  # judge tracking after a settling second
     tracking.active = False
@@ -118,8 +120,9 @@ def _teleoperate(config: TeleopConfig, rig: BimanualRig, keys: KeyReader, consol
     watch = _Keys(keys, rig, source, tracking, status)
     with live_view_hooks(config.view, console.print) as view:
         hooks = [watch, tracking, *view] + ([] if config.json else [status])
-        loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=config.rig.realtime_priority,
-                           stop_flag=watch.stop)  # fmt: skip
+        loop = ControlLoop(
+            rig, source, hooks=hooks, realtime_priority=config.rig.realtime_priority, stop_flag=watch.stop
+        )
         safety: SafetyStopError | None = None
         try:
             with stops.stopping(loop.stop), status if not config.json else nullcontext():
@@ -142,8 +145,14 @@ def _reason(config: TeleopConfig, stops: StopSignals, quit_key: bool, safety: Sa
     return StopReason(StopKind.DONE, "duration") if config.duration_s else StopReason(StopKind.SIGNAL, "Ctrl-C")
 
 
-def _summary(reason: StopReason, stats: LoopStats, loop: ControlLoop, rig: BimanualRig, source: LeaderSource,
-             tracking: TrackingHook) -> dict[str, Any]:  # fmt: skip
+def _summary(
+    reason: StopReason,
+    stats: LoopStats,
+    loop: ControlLoop,
+    rig: BimanualRig,
+    source: LeaderSource,
+    tracking: TrackingHook,
+) -> dict[str, Any]:
     track = tracking.stats()
     return {
         "stopped_by": reason.text,

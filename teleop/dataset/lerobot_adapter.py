@@ -104,13 +104,21 @@ def create_empty(root: Path, spec: WriterSpec) -> None:
     dataset.finalize()
 
 
-def create_streaming(root: Path, repo_id: str, fps: int, features: dict, robot_type: str | None,
-                     rgb_encoder: RGBEncoderConfig | None) -> LeRobotDataset:  # fmt: skip
+def create_streaming(
+    root: Path, repo_id: str, fps: int, features: dict, robot_type: str | None, rgb_encoder: RGBEncoderConfig | None
+) -> LeRobotDataset:
     """A new dataset at `root` written frame by frame, its videos streamed to encoders that never drop a frame."""
     return _RecordingDataset.create(
-        repo_id, fps, features, root=root, robot_type=robot_type, use_videos=True, video_backend="pyav",
-        rgb_encoder=rgb_encoder, streaming_encoding=True,
-    )  # fmt: skip
+        repo_id,
+        fps,
+        features,
+        root=root,
+        robot_type=robot_type,
+        use_videos=True,
+        video_backend="pyav",
+        rgb_encoder=rgb_encoder,
+        streaming_encoding=True,
+    )
 
 
 def open_for_append(spec: WriterSpec) -> LeRobotDataset:

@@ -77,8 +77,9 @@ class LiveScore:
         if not isinstance(self.skipped, bool):
             raise LiveScoreError(f"skipped={self.skipped!r}; allowed: true or false")
         _check_time(self.scored_at)
-        if self.frames is not None and (isinstance(self.frames, bool) or not isinstance(self.frames, int)
-                                        or self.frames < 1):  # fmt: skip
+        if self.frames is not None and (
+            isinstance(self.frames, bool) or not isinstance(self.frames, int) or self.frames < 1
+        ):
             raise LiveScoreError(f"frames={self.frames!r}; allowed: the episode's length (an integer >= 1) or None")
         if not isinstance(self.scores, Mapping):
             raise LiveScoreError(f"scores={self.scores!r}; allowed: a mapping of criterion id to score")
@@ -101,9 +102,13 @@ class LiveScore:
     def to_json(self) -> str:
         """The file's text: the keys above in a fixed order, one per line."""
         doc: dict[str, object] = {
-            "schema": SCHEMA, "episode_index": self.episode_index, "operator": self.operator,
-            "scored_at": self.scored_at, "skipped": self.skipped, "scores": dict(self.scores),
-        }  # fmt: skip
+            "schema": SCHEMA,
+            "episode_index": self.episode_index,
+            "operator": self.operator,
+            "scored_at": self.scored_at,
+            "skipped": self.skipped,
+            "scores": dict(self.scores),
+        }
         if self.frames is not None:
             doc["frames"] = self.frames
         return json.dumps(doc, indent=1) + "\n"
@@ -171,9 +176,13 @@ def read_live_score(path: Path) -> LiveScore:
         if missing or unknown:
             raise LiveScoreError(f"missing keys {missing}, unknown keys {unknown}")
         score = LiveScore(
-            episode_index=doc["episode_index"], operator=doc["operator"], scores=doc["scores"],
-            skipped=doc["skipped"], scored_at=doc["scored_at"], frames=doc.get("frames"),
-        )  # fmt: skip
+            episode_index=doc["episode_index"],
+            operator=doc["operator"],
+            scores=doc["scores"],
+            skipped=doc["skipped"],
+            scored_at=doc["scored_at"],
+            frames=doc.get("frames"),
+        )
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, LiveScoreError) as e:
         raise LiveScoreError(
             f"{path} is not a live score so101-deploy wrote ({e}); fix it, or move it aside so it is not read: "

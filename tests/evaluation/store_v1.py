@@ -61,8 +61,24 @@ def _v1_triggers() -> str:
     )
 
 
-_RUN = ("r1", "2026-01-05T10:00:00.000+00:00", "llm", "h1", "{}", "claude-sonnet-5-5", "p", "rub@1", "{}", "ds",
-        "/data/ds", "rev", "smolvla", "batches", 0, "2.14.0")  # fmt: skip
+_RUN = (
+    "r1",
+    "2026-01-05T10:00:00.000+00:00",
+    "llm",
+    "h1",
+    "{}",
+    "claude-sonnet-5-5",
+    "p",
+    "rub@1",
+    "{}",
+    "ds",
+    "/data/ds",
+    "rev",
+    "smolvla",
+    "batches",
+    0,
+    "2.14.0",
+)
 
 
 def write_v1_store(path: Path) -> None:

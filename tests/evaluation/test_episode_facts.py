@@ -44,9 +44,14 @@ def test_the_sidecar_marks_safety_changes_and_frames_after_lost_camera_frames():
 
 def test_a_card_reads_its_headline_numbers():
     card = {
-        "achieved_fps": 29.9, "skew_p99_ms": None, "dropped_frames": {"overhead": 2, "left_wrist": 1},
-        "idle_fraction": 0.25, "limit_hits": 3, "verdict": "keep (marked)", "failed_gates": ["overhead lost 2"],
-    }  # fmt: skip
+        "achieved_fps": 29.9,
+        "skew_p99_ms": None,
+        "dropped_frames": {"overhead": 2, "left_wrist": 1},
+        "idle_fraction": 0.25,
+        "limit_hits": 3,
+        "verdict": "keep (marked)",
+        "failed_gates": ["overhead lost 2"],
+    }
     quality = QualitySummary.from_card(card)
     assert (quality.dropped_frames, quality.skew_p99_ms, quality.verdict) == (3, None, "keep (marked)")
     assert quality.failed_gates == ("overhead lost 2",)
@@ -62,9 +67,14 @@ def test_the_quality_filters_round_trip_through_the_query_string():
 
 @pytest.mark.parametrize(
     ("query", "message"),
-    [({"min_idle": "lots"}, "min_idle='lots'"), ({"min_idle": "nan"}, "from 0 to 100"),
-     ({"min_idle": "101"}, "from 0 to 100"), ({"verdict": "great"}, "allowed"), ({"scored": "maybe"}, "allowed")],
-)  # fmt: skip
+    [
+        ({"min_idle": "lots"}, "min_idle='lots'"),
+        ({"min_idle": "nan"}, "from 0 to 100"),
+        ({"min_idle": "101"}, "from 0 to 100"),
+        ({"verdict": "great"}, "allowed"),
+        ({"scored": "maybe"}, "allowed"),
+    ],
+)
 def test_a_bad_quality_filter_is_one_clear_error(query, message):
     with pytest.raises(ConfigError, match=message):
         EpisodeFilter.from_query(query, ["R1"])

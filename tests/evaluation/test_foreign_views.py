@@ -78,8 +78,14 @@ def test_a_map_that_names_a_camera_the_dataset_lacks_lists_the_cameras(foreign):
 
 def test_the_heuristic_scorer_scores_the_single_arm_without_videos(without_videos, tmp_path, capsys):
     store = tmp_path / "store.sqlite"
-    code = judge_main([f"--dataset.root={without_videos}", "--scorer=heuristic", "--dataset.views=overhead:top",
-                       f"--store_path={store}"])  # fmt: skip
+    code = judge_main(
+        [
+            f"--dataset.root={without_videos}",
+            "--scorer=heuristic",
+            "--dataset.views=overhead:top",
+            f"--store_path={store}",
+        ]
+    )
     assert code == 0, _one_line(capsys)
     with EvaluationStore(store) as s:
         rows = s.query("SELECT episode_index, status, motion_check_json FROM episode_results ORDER BY episode_index")
@@ -106,8 +112,10 @@ def test_the_llm_judge_on_unmapped_cameras_suggests_a_map(foreign, tmp_path, cap
     assert judge_main([f"--dataset.root={foreign}", f"--store_path={tmp_path / 's'}", "--dry-run"]) == EXIT_USAGE
     out = _one_line(capsys)
     assert "none of our camera views ['left_wrist', 'right_wrist', 'overhead'] (its cameras: ['front', 'top'])" in out
-    assert f"so101-judge --dataset.root={foreign} --store_path={tmp_path / 's'} --dry_run=true" \
-        " --dataset.views=overhead:front" in out  # fmt: skip
+    assert (
+        f"so101-judge --dataset.root={foreign} --store_path={tmp_path / 's'} --dry_run=true"
+        " --dataset.views=overhead:front" in out
+    )
     assert f"--store_path={tmp_path / 's'} --scorer=heuristic" in out  # the dry run dropped: it plans pictures
 
 
@@ -123,5 +131,11 @@ def test_the_review_page_shows_the_traces_without_videos(without_videos, tmp_pat
     assert 'id="traces"' in page
     data = json.loads(page.split('id="episode-data">', 1)[1].split("</script>", 1)[0])
     assert data["length"] == FRAMES
-    assert timeline["names"] == ["shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos",
-                                 "wrist_roll.pos", "gripper.pos"]  # fmt: skip
+    assert timeline["names"] == [
+        "shoulder_pan.pos",
+        "shoulder_lift.pos",
+        "elbow_flex.pos",
+        "wrist_flex.pos",
+        "wrist_roll.pos",
+        "gripper.pos",
+    ]

@@ -119,8 +119,10 @@ def test_the_right_arm_alone_earns_what_it_did_and_the_cloth_is_left_to_a_person
     assert _scores(result) == {"R1": 1.0, "R2": None, "R3": None}
     assert result.total is None  # not a total the heuristic can know
     assert _reasons(result) == {
-        ("R2", RouteCode.HEURISTIC_BLIND), ("R3", RouteCode.HEURISTIC_BLIND), ("", RouteCode.IDLE_ARM),
-    }  # fmt: skip
+        ("R2", RouteCode.HEURISTIC_BLIND),
+        ("R3", RouteCode.HEURISTIC_BLIND),
+        ("", RouteCode.IDLE_ARM),
+    }
     r2 = result.criteria[1]
     assert (r2.source, r2.heuristic_score, r2.n_valid) == ("heuristic", 0.5, 0)  # the motion evidence is kept
 
@@ -175,8 +177,12 @@ def heuristic_store(dataset_root: Path, tmp_path_factory: pytest.TempPathFactory
     path = tmp_path_factory.mktemp("heuristic") / "fold.sqlite"
     for tag, episodes in (("motion-a", (0, 1, 2)), ("motion-b", (1, 3, 4))):
         config = judge_config(dataset_root, path)
-        config = replace(config, scorer="heuristic", dataset=replace(config.dataset, episodes=episodes),
-                         run=replace(config.run, tag=tag, force=True))  # fmt: skip
+        config = replace(
+            config,
+            scorer="heuristic",
+            dataset=replace(config.dataset, episodes=episodes),
+            run=replace(config.run, tag=tag, force=True),
+        )
         with EvaluationStore(path) as store:
             assert run_judge(open_dataset(dataset_root), RUBRIC, config, store, None).scored == 3
     with EvaluationStore(path) as store, OverrideStore(store) as overrides:

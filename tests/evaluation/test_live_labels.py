@@ -107,8 +107,11 @@ def test_a_file_that_does_not_describe_an_episode_now_is_named_at_every_open_and
     lost = write_live_score(root, LiveScore(7, "bob", {"R1": 1.0}, scored_at=WHEN))  # its episode was never saved
     for _ in range(2):
         report = import_live_scores(open_dataset(root), default_store_path(root))
-        for path, why in ((torn, "is not a live score"), (longer, "999 frames, episode 2 has 30"),
-                          (lost, "episode 7, which the dataset does not hold")):  # fmt: skip
+        for path, why in (
+            (torn, "is not a live score"),
+            (longer, "999 frames, episode 2 has 30"),
+            (lost, "episode 7, which the dataset does not hold"),
+        ):
             [line] = [line for line in report.lines() if str(path) in line]
             assert why in line
             assert f"mv {path} {path}.bad" in line  # the next step, pasteable
@@ -146,8 +149,17 @@ def test_a_rerecorded_episode_makes_its_live_label_stale_and_the_old_file_is_not
 def test_a_reviewers_label_is_never_shadowed_and_off_scale_scores_are_left_out(root: Path):
     source = open_dataset(root)
     with EvaluationStore(default_store_path(root)) as store, OverrideStore(store) as overrides:
-        overrides.record(source.dataset_id, 0, "R2", 0.5, "view_ambiguous", "", "rita", 1.0,
-                         fingerprint=source.fingerprint(source.episode(0)))  # fmt: skip
+        overrides.record(
+            source.dataset_id,
+            0,
+            "R2",
+            0.5,
+            "view_ambiguous",
+            "",
+            "rita",
+            1.0,
+            fingerprint=source.fingerprint(source.episode(0)),
+        )
     write_live_score(root, ANA)
     write_live_score(root, LiveScore(2, "bob", {"R1": 0.3, "R2": 0.0}, scored_at=WHEN))
     report = import_live_scores(source, default_store_path(root))
@@ -196,8 +208,10 @@ def test_the_report_counts_live_labels_as_human_labels(root: Path, tmp_path: Pat
     assert policy["effective"]["label"] == "effective (judge + 4 person overrides, 4 live)"
     cell = policy["episodes"][0]["criteria"]["R1"]
     assert (cell["effective"]["source"], cell["override"]["reviewer"], cell["override"]["reason"]) == (
-        "live operator", "ana", "live",
-    )  # fmt: skip
+        "live operator",
+        "ana",
+        "live",
+    )
     assert "R1 1→0 (live, ana)" in (tmp_path / "after" / "report.md").read_text()
 
 

@@ -22,8 +22,23 @@ from tests.evaluation.store_v1 import V1_TABLES, write_v1_store
 
 
 def _run(run_id: str = "r1", config_hash: str = "h1", dataset_id: str = "ds") -> RunRecord:
-    return RunRecord(run_id, "llm", config_hash, {"judge": {"model": "m"}}, "claude-sonnet-5-5", "p", "rub@1", {},
-                     dataset_id, f"/data/{dataset_id}", "rev", "smolvla", "sync", False, "2.14.0")  # fmt: skip
+    return RunRecord(
+        run_id,
+        "llm",
+        config_hash,
+        {"judge": {"model": "m"}},
+        "claude-sonnet-5-5",
+        "p",
+        "rub@1",
+        {},
+        dataset_id,
+        f"/data/{dataset_id}",
+        "rev",
+        "smolvla",
+        "sync",
+        False,
+        "2.14.0",
+    )
 
 
 def _submission(sid: str, run_id: str = "r1", dataset_id: str = "ds", episode: int = 0) -> BatchSubmission:
@@ -43,9 +58,11 @@ def _fill_every_table(s: EvaluationStore) -> None:
     s.resolve_batch_submission("s2", "not_found")
     s.add_run_event("r1", "finished", {})
     with closing(sqlite3.connect(s.path)) as raw, raw:
-        raw.execute("INSERT INTO carried_episodes (at, dataset_id, episode_index, episode_fingerprint, source_root,"
-                    " source_dataset_id, source_episode, source_fingerprint, results, overrides)"
-                    " VALUES ('t', 'ds', 0, 'fp0', '/src', 'src', 3, 'fp3', 1, 0)")  # fmt: skip
+        raw.execute(
+            "INSERT INTO carried_episodes (at, dataset_id, episode_index, episode_fingerprint, source_root,"
+            " source_dataset_id, source_episode, source_fingerprint, results, overrides)"
+            " VALUES ('t', 'ds', 0, 'fp0', '/src', 'src', 3, 'fp3', 1, 0)"
+        )
 
 
 def _rows(path: Path, tables: tuple[str, ...] = APPEND_ONLY_TABLES) -> dict[str, list[tuple]]:
@@ -66,8 +83,20 @@ def _score(total_r3: float = 0.5) -> EpisodeScore:
 
 
 def _call(run_id: str = "r1") -> CallRecord:
-    return CallRecord(run_id, 0, "fp0", 0, "first", "ep0-s0-first", "ok", [{"ref": "overhead@1.00s", "sha256": "ab"}],
-                      usage={"input_tokens": 10}, cost_usd=0.01, raw_response="{}", parsed={"R1": {}})  # fmt: skip
+    return CallRecord(
+        run_id,
+        0,
+        "fp0",
+        0,
+        "first",
+        "ep0-s0-first",
+        "ok",
+        [{"ref": "overhead@1.00s", "sha256": "ab"}],
+        usage={"input_tokens": 10},
+        cost_usd=0.01,
+        raw_response="{}",
+        parsed={"R1": {}},
+    )
 
 
 @pytest.fixture
@@ -146,8 +175,10 @@ def test_writing_a_recorded_key_again_through_the_class_is_a_store_error(store: 
     with pytest.raises(StoreError, match="batch_jobs is append-only"):  # b1 is tracked already
         store.resolve_batch_submission("s3", "adopted", "b1")
     assert [r[0] for r in store.query("SELECT submission_id FROM batch_submissions ORDER BY rowid")] == [
-        "s1", "s2", "s3",
-    ]  # fmt: skip
+        "s1",
+        "s2",
+        "s3",
+    ]
     assert store.query("SELECT COUNT(*) FROM batch_submission_events WHERE submission_id = 's3'")[0][0] == 0
 
 

@@ -172,8 +172,13 @@ def driving_after_save(text: str) -> bool:
 
 
 def test_corrections_only_records_each_correction_as_one_episode(tmp_path: Path, tiny_act_dir: Path):
-    args = [*deploy_args(tmp_path, tiny_act_dir), "--correction.record=corrections_only", "--session.num_episodes=2",
-            "--session.episode_s=30", "--session.reset_s=0"]  # fmt: skip
+    args = [
+        *deploy_args(tmp_path, tiny_act_dir),
+        "--correction.record=corrections_only",
+        "--session.num_episodes=2",
+        "--session.episode_s=30",
+        "--session.reset_s=0",
+    ]
     with (
         sim_client(rig_file(tmp_path)) as client,
         ForegroundJob("so101-deploy", *args, terminal=True) as job,

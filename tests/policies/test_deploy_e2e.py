@@ -111,8 +111,12 @@ def check_rollouts(root: Path) -> None:
         capped = np.abs(steps)[~relief]
         assert (capped <= np.broadcast_to(cap, steps.shape)[~relief]).all(), f"a step beyond the safety caps: {steps}"
         sent_total += len(sent)
-        assert set(facts) >= {"inference.chunk_id", "inference.chunk_latency_s", "inference.queue_depth",
-                              "inference.starved"}  # fmt: skip
+        assert set(facts) >= {
+            "inference.chunk_id",
+            "inference.chunk_latency_s",
+            "inference.queue_depth",
+            "inference.starved",
+        }
         chunk_ids = np.array(facts["inference.chunk_id"])
         assert chunk_ids.max() >= 1, "a 2 s rollout spans several chunks"
         # The dataset's action column is what was sent (the recorder's own log of the frame).
@@ -171,8 +175,13 @@ def test_a_checkpoint_that_does_not_fit_stops_before_loading_weights(tmp_path, t
 
 
 def test_a_missing_checkpoint_is_a_clear_error(tmp_path):
-    result = run("so101-deploy", f"--config_path={rig_file(tmp_path)}", "--policy.path=/nonexistent",
-                 "--record=false", timeout_s=60)  # fmt: skip
+    result = run(
+        "so101-deploy",
+        f"--config_path={rig_file(tmp_path)}",
+        "--policy.path=/nonexistent",
+        "--record=false",
+        timeout_s=60,
+    )
     assert result.returncode == 1
     text = result.stdout + result.stderr
     assert "/nonexistent" in text

@@ -20,10 +20,19 @@ REPO = "test/eval"
 def test_ctrl_c_mid_rollout_keeps_the_saved_rollout_and_holds(tmp_path: Path, tiny_act_dir: Path):
     rig = rig_file(tmp_path)
     root = tmp_path / "eval"
-    args = [f"--config_path={rig}", f"--policy.path={tiny_act_dir}", "--policy.device=cpu",
-            f"--dataset.repo_id={REPO}", f"--dataset.root={root}", "--dataset.vcodec=h264",
-            "--session.num_episodes=2", "--session.episode_s=4", "--session.reset_s=0.5",
-            "--engine.kind=async", "--rig.safety.on_exit=hold"]  # fmt: skip
+    args = [
+        f"--config_path={rig}",
+        f"--policy.path={tiny_act_dir}",
+        "--policy.device=cpu",
+        f"--dataset.repo_id={REPO}",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        "--session.num_episodes=2",
+        "--session.episode_s=4",
+        "--session.reset_s=0.5",
+        "--engine.kind=async",
+        "--rig.safety.on_exit=hold",
+    ]
     with sim_client(rig) as client, ForegroundJob("so101-deploy", *args, terminal=True) as job:
         job.wait_for("episode 2/2 REC")  # rollout 1 is durable (rollout 2 starts only then)
         writers = job.children()

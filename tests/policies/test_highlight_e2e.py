@@ -27,10 +27,16 @@ KEEP_S = 2.0
 def test_k_keeps_the_last_seconds_and_what_follows_until_k_again(tmp_path: Path, tiny_act_dir: Path):
     root = tmp_path / "eval"
     args = [
-        f"--config_path={rig_file(tmp_path)}", f"--policy.path={tiny_act_dir}", "--policy.device=cpu",
-        f"--dataset.repo_id={REPO}", f"--dataset.root={root}", "--dataset.vcodec=h264", "--mode=highlight",
-        f"--highlight.keep_s={KEEP_S}", "--session.episode_s=30",
-    ]  # fmt: skip
+        f"--config_path={rig_file(tmp_path)}",
+        f"--policy.path={tiny_act_dir}",
+        "--policy.device=cpu",
+        f"--dataset.repo_id={REPO}",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        "--mode=highlight",
+        f"--highlight.keep_s={KEEP_S}",
+        "--session.episode_s=30",
+    ]
     with ForegroundJob("so101-deploy", *args, terminal=True) as job:
         job.wait_until(lambda: f"k keeps {KEEP_S:.0f} s" in plain(job.text), 180, "a full pre-roll")
         time.sleep(1.0)  # the status rounds: "2 s" shows from 1.5 s on
@@ -40,8 +46,11 @@ def test_k_keeps_the_last_seconds_and_what_follows_until_k_again(tmp_path: Path,
         job.wait_until(lambda: re.search(r"episode 1/\d+ REC", plain(job.text)) is not None, 60, "the highlight")
         time.sleep(1.0)
         press(job, "k")
-        job.wait_until(lambda: (root / "meta" / "so101" / "episodes" / "episode-000000" / "quality.json").exists(),
-                       120, "the highlight's save")  # fmt: skip
+        job.wait_until(
+            lambda: (root / "meta" / "so101" / "episodes" / "episode-000000" / "quality.json").exists(),
+            120,
+            "the highlight's save",
+        )
         press(job, "q")
         code = job.finish()
         assert code == 0, plain(job.text)[-3000:]

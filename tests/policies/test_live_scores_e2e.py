@@ -26,11 +26,19 @@ def said(job: ForegroundJob, text: str, timeout_s: float) -> None:
 def test_scores_typed_at_the_end_of_rollouts_are_human_labels_in_the_report(tmp_path: Path, tiny_act_dir: Path):
     root = tmp_path / "eval"
     args = [
-        f"--config_path={rig_file(tmp_path)}", f"--policy.path={tiny_act_dir}", "--policy.device=cpu",
-        "--policy.blind_label=B", "--dataset.repo_id=test/live", f"--dataset.root={root}", "--dataset.vcodec=h264",
-        "--session.num_episodes=2", "--session.episode_s=2", "--session.reset_s=0.5",
-        "--live_scores.enabled=true", "--live_scores.operator=ana",
-    ]  # fmt: skip
+        f"--config_path={rig_file(tmp_path)}",
+        f"--policy.path={tiny_act_dir}",
+        "--policy.device=cpu",
+        "--policy.blind_label=B",
+        "--dataset.repo_id=test/live",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        "--session.num_episodes=2",
+        "--session.episode_s=2",
+        "--session.reset_s=0.5",
+        "--live_scores.enabled=true",
+        "--live_scores.operator=ana",
+    ]
     with ForegroundJob("so101-deploy", *args, terminal=True) as job:
         said(job, "score R1 of rollout 0", 240)
         assert "episode 2/2 REC" not in plain(job.text), "the next rollout started before the score"

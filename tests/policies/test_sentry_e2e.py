@@ -23,24 +23,35 @@ EPISODE_S = 1.5
 
 def args(tmp_path: Path, checkpoint: Path, *extra: str) -> list[str]:
     return [
-        f"--config_path={rig_file(tmp_path)}", f"--policy.path={checkpoint}", "--policy.device=cpu",
-        f"--dataset.repo_id={REPO}", f"--dataset.root={tmp_path / 'eval'}", "--dataset.vcodec=h264",
-        f"--session.episode_s={EPISODE_S}", *extra,
-    ]  # fmt: skip
+        f"--config_path={rig_file(tmp_path)}",
+        f"--policy.path={checkpoint}",
+        "--policy.device=cpu",
+        f"--dataset.repo_id={REPO}",
+        f"--dataset.root={tmp_path / 'eval'}",
+        "--dataset.vcodec=h264",
+        f"--session.episode_s={EPISODE_S}",
+        *extra,
+    ]
 
 
 def test_sentry_rotates_episodes_and_a_kill_9_loses_at_most_the_one_in_progress(tmp_path: Path, tiny_act_dir: Path):
     root = tmp_path / "eval"
-    process = subprocess.Popen([script("so101-deploy"), *args(tmp_path, tiny_act_dir, "--mode=sentry")],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    process = subprocess.Popen(
+        [script("so101-deploy"), *args(tmp_path, tiny_act_dir, "--mode=sentry")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         wait_for(lambda: saved_episodes(root) >= 3, 240, "three saved episodes")
         time.sleep(0.5 * EPISODE_S)  # into the next one
         saved = saved_episodes(root)
     finally:
         kill_9(process, tmp_path)  # the writer and the virtual rig go with it
-    resumed = run("so101-deploy", *args(tmp_path, tiny_act_dir, "--dataset.resume=true", "--session.num_episodes=1",
-                                        "--session.reset_s=0"), timeout_s=300)  # fmt: skip
+    resumed = run(
+        "so101-deploy",
+        *args(tmp_path, tiny_act_dir, "--dataset.resume=true", "--session.num_episodes=1", "--session.reset_s=0"),
+        timeout_s=300,
+    )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 

@@ -87,8 +87,13 @@ def connect_with_retry(make_device, before_each=lambda: None):
 
     # Two: one stall of the host (a VM's vCPU descheduled ~100 ms, which no priority beats) can cost
     # a ping and then, on the retry, a calibration write (seen once each in one full suite run).
-    return retrying(attempt, what="LeRobot connect", retries=2, retry_on=(ConnectionError,),
-                    before_retry=lambda: drain_late_replies(port))  # fmt: skip
+    return retrying(
+        attempt,
+        what="LeRobot connect",
+        retries=2,
+        retry_on=(ConnectionError,),
+        before_retry=lambda: drain_late_replies(port),
+    )
 
 
 def drain_late_replies(port: str, quiet_s: float = 0.3, limit_s: float = 5.0) -> None:

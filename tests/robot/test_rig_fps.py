@@ -38,10 +38,15 @@ def rig_at(tmp_path):
     with in_process_ports(model) as ports:
 
         def make(fps: int) -> BimanualRig:
-            safety = SafetyConfig(max_step_deg=90.0, max_velocity_deg_s=SPEED_DEG_S, ramp_speed_deg_s=RAMP_DEG_S,
-                                  on_exit=ExitMode.REST_THEN_RELEASE)  # fmt: skip
-            config = RigConfig(id="rig", fps=fps, calibration=CalibrationConfig(dir=root), safety=safety,
-                               virtual=VirtualRigConfig())  # fmt: skip
+            safety = SafetyConfig(
+                max_step_deg=90.0,
+                max_velocity_deg_s=SPEED_DEG_S,
+                ramp_speed_deg_s=RAMP_DEG_S,
+                on_exit=ExitMode.REST_THEN_RELEASE,
+            )
+            config = RigConfig(
+                id="rig", fps=fps, calibration=CalibrationConfig(dir=root), safety=safety, virtual=VirtualRigConfig()
+            )
             return BimanualRig(config, ports)
 
         yield make

@@ -43,8 +43,12 @@ class ModeCapture:
         return self.camera.plugged
 
     def set(self, prop: int, value: float) -> bool:
-        key = {cv2.CAP_PROP_FOURCC: "fourcc", cv2.CAP_PROP_FRAME_WIDTH: "width", cv2.CAP_PROP_FRAME_HEIGHT: "height",
-               cv2.CAP_PROP_FPS: "fps"}.get(prop)  # fmt: skip
+        key = {
+            cv2.CAP_PROP_FOURCC: "fourcc",
+            cv2.CAP_PROP_FRAME_WIDTH: "width",
+            cv2.CAP_PROP_FRAME_HEIGHT: "height",
+            cv2.CAP_PROP_FPS: "fps",
+        }.get(prop)
         if key is None:
             return False
         if key == "fourcc":
@@ -52,16 +56,21 @@ class ModeCapture:
             self.asked[key] = "".join(chr((code >> (8 * i)) & 0xFF) for i in range(4))
         else:
             self.asked[key] = value
-        wanted = CameraMode(self.asked["fourcc"], int(self.asked["width"]), int(self.asked["height"]),
-                            float(self.asked["fps"]))  # fmt: skip
+        wanted = CameraMode(
+            self.asked["fourcc"], int(self.asked["width"]), int(self.asked["height"]), float(self.asked["fps"])
+        )
         if wanted in self.camera.modes:
             self.current = wanted
         return True
 
     def get(self, prop: int) -> float:
         mode = self.current
-        return {cv2.CAP_PROP_FOURCC: fourcc_code(mode.fourcc), cv2.CAP_PROP_FRAME_WIDTH: float(mode.width),
-                cv2.CAP_PROP_FRAME_HEIGHT: float(mode.height), cv2.CAP_PROP_FPS: mode.fps}.get(prop, -1.0)  # fmt: skip
+        return {
+            cv2.CAP_PROP_FOURCC: fourcc_code(mode.fourcc),
+            cv2.CAP_PROP_FRAME_WIDTH: float(mode.width),
+            cv2.CAP_PROP_FRAME_HEIGHT: float(mode.height),
+            cv2.CAP_PROP_FPS: mode.fps,
+        }.get(prop, -1.0)
 
     def grab(self) -> bool:
         return self.camera.plugged

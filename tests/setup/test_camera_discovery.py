@@ -174,8 +174,12 @@ def test_v4l2_ctl_is_run_on_the_device_and_a_failure_means_unknown() -> None:
 
 
 def test_opencv_probing_keeps_the_modes_the_driver_keeps() -> None:
-    offered = {CameraMode("MJPG", 640, 480, 30.0), CameraMode("MJPG", 640, 480, 60.0),
-               CameraMode("YUYV", 640, 480, 30.0), CameraMode("MJPG", 1280, 720, 30.0)}  # fmt: skip
+    offered = {
+        CameraMode("MJPG", 640, 480, 30.0),
+        CameraMode("MJPG", 640, 480, 60.0),
+        CameraMode("YUYV", 640, 480, 30.0),
+        CameraMode("MJPG", 1280, 720, 30.0),
+    }
     camera = ModeCamera(offered)
     assert set(probe_modes("/dev/video0", camera.open)) == offered
     assert camera.opened == ["/dev/video0"]
@@ -204,7 +208,10 @@ def test_modes_read_as_one_line_and_the_nearest_is_chosen() -> None:
 def test_roles_are_parsed_against_the_cameras_found(system: FakeSystem) -> None:
     cameras = discover_cameras(system.root)
     assert parse_roles("overhead=1, left_wrist=2,right_wrist=0", cameras) == {
-        "left_wrist": 2, "right_wrist": 0, "overhead": 1}  # fmt: skip
+        "left_wrist": 2,
+        "right_wrist": 0,
+        "overhead": 1,
+    }
     assert parse_roles("overhead=0", cameras) == {"overhead": 0}
     for text, message in [
         ("top=1", "'top' is not a camera role; the roles are left_wrist, right_wrist, overhead"),
@@ -244,16 +251,33 @@ def test_entries_keep_the_rig_files_settings_for_a_role_with_the_new_device(syst
     cameras = [
         c.__class__(**{**c.__dict__, "modes": parse_v4l2_formats(C920_FORMATS)}) for c in discover_cameras(system.root)
     ]
-    overhead = OpenCVCameraConfig(name="overhead", device="/dev/video9", width=640, height=480, fps=60.0, exposure=120,
-                                  focus=0)  # fmt: skip
+    overhead = OpenCVCameraConfig(
+        name="overhead", device="/dev/video9", width=640, height=480, fps=60.0, exposure=120, focus=0
+    )
     rig = RigConfig(ports=PortsConfig("/dev/a", "/dev/b", "", ""), cameras=(overhead,))
     entries, notes = rig_camera_entries({"left_wrist": 0, "overhead": 2}, cameras, rig)
     assert entries == [
-        {"kind": "opencv", "name": "left_wrist", "device": cameras[0].by_path[0], "width": 640, "height": 480,
-         "fps": 30, "fourcc": "MJPG"},
-        {"kind": "opencv", "name": "overhead", "device": cameras[2].by_id[0], "width": 640, "height": 480, "fps": 60,
-         "fourcc": "MJPG", "exposure": 120, "focus": 0},
-    ]  # fmt: skip
+        {
+            "kind": "opencv",
+            "name": "left_wrist",
+            "device": cameras[0].by_path[0],
+            "width": 640,
+            "height": 480,
+            "fps": 30,
+            "fourcc": "MJPG",
+        },
+        {
+            "kind": "opencv",
+            "name": "overhead",
+            "device": cameras[2].by_id[0],
+            "width": 640,
+            "height": 480,
+            "fps": 60,
+            "fourcc": "MJPG",
+            "exposure": 120,
+            "focus": 0,
+        },
+    ]
     assert any("left_wrist: camera 0 shares its by-id name" in note for note in notes)
     assert "no camera for right_wrist: the rig file will have none" in notes
 

@@ -46,7 +46,10 @@ def test_the_virtual_rig_is_listed_snapshotted_and_its_roles_written(tmp_path: P
     assert {k: v for k, v in after.items() if k != "cameras"} == {k: v for k, v in before.items() if k != "cameras"}
     rig = load(rig_file)
     assert [(c.name, c.view) for c in rig.cameras] == [
-        ("left_wrist", "overhead"), ("right_wrist", "right_wrist"), ("overhead", "left_wrist")]  # fmt: skip
+        ("left_wrist", "overhead"),
+        ("right_wrist", "right_wrist"),
+        ("overhead", "left_wrist"),
+    ]
     assert rig.cameras[0].capture.max_frame_age_s == 1.0  # the rest of each camera's entry is kept
 
 
@@ -90,8 +93,13 @@ def real_rig(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_real_rig_gets_by_path_for_twins_and_by_id_for_the_rest(real_rig: tuple[Path, Path], capsys) -> None:
     rig_file, root = real_rig
     template = rig_file.read_text()
-    args = [f"--config_path={rig_file}", f"--system_root={root}", f"--contact_sheet={root.parent / 'sheet.png'}",
-            "--roles=left_wrist=0,right_wrist=1,overhead=2", "--write=true"]  # fmt: skip
+    args = [
+        f"--config_path={rig_file}",
+        f"--system_root={root}",
+        f"--contact_sheet={root.parent / 'sheet.png'}",
+        "--roles=left_wrist=0,right_wrist=1,overhead=2",
+        "--write=true",
+    ]
     assert main(args) == 0
     out = one_line(capsys.readouterr().out)
     assert "camera 0: shares its by-id name with camera 1 (no serial number): use by-path" in out

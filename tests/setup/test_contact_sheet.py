@@ -50,7 +50,10 @@ def test_virtual_cameras_are_snapshotted_by_rendering_them(tmp_path: Path) -> No
     cameras = rig_virtual_cameras(virtual_rig(tmp_path))
     snapshots = take_snapshots(cameras)
     assert [(s.camera.number, s.camera.virtual.name if s.camera.virtual else None) for s in snapshots] == [
-        (0, "left_wrist"), (1, "right_wrist"), (2, "overhead")]  # fmt: skip
+        (0, "left_wrist"),
+        (1, "right_wrist"),
+        (2, "overhead"),
+    ]
     images = [s.image for s in snapshots]
     assert all(image is not None and image.shape == (120, 160, 3) for image in images)
     assert not np.array_equal(images[0], images[2])  # a wrist view is not the overhead view

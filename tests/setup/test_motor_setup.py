@@ -38,8 +38,9 @@ def test_the_census_counts_every_reply_repeats_and_garbled_bytes():
 
 @pytest.fixture
 def factory_rig(tmp_path):
-    config = VirtualRigConfig(runtime_dir=tmp_path / "run", timing=TimingMode.INSTANT, factory_new=True,
-                              realtime_priority=0)  # fmt: skip
+    config = VirtualRigConfig(
+        runtime_dir=tmp_path / "run", timing=TimingMode.INSTANT, factory_new=True, realtime_priority=0
+    )
     with VirtualRigProcess(config) as process, VirtualRigClient(process.endpoints.control) as client:
         yield process.endpoints.ports, client
 

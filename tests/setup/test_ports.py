@@ -71,8 +71,10 @@ def test_the_arm_that_moves_is_found_on_the_virtual_rig(tmp_path):
     with VirtualRigProcess(config) as process, VirtualRigClient(process.endpoints.control) as client:
         ports = process.endpoints.ports
         hands = VirtualHands(client, ports)
-        arms = [SO101Arm(Side.LEFT, Role.LEADER, port, rig_id="box", calibration=CalibrationConfig(), bus=BusConfig())
-                for port in ports.values()]  # fmt: skip
+        arms = [
+            SO101Arm(Side.LEFT, Role.LEADER, port, rig_id="box", calibration=CalibrationConfig(), bus=BusConfig())
+            for port in ports.values()
+        ]
         try:
             readers = {}
             for arm in arms:

@@ -23,11 +23,26 @@ from robot.setup.rig_file import (
 )
 
 CAMERAS = [
-    {"kind": "opencv", "name": "left_wrist", "device": "/dev/v4l/by-path/pci-0000:00:14.0-usb-0:1.2:1.0-video-index0",
-     "width": 640, "height": 480, "fps": 30, "fourcc": "MJPG"},
-    {"kind": "opencv", "name": "overhead", "device": "/dev/v4l/by-id/usb-046d_C920_ABCD-video-index0",
-     "width": 1280, "height": 720, "fps": 30, "fourcc": "MJPG", "exposure": 150},
-]  # fmt: skip
+    {
+        "kind": "opencv",
+        "name": "left_wrist",
+        "device": "/dev/v4l/by-path/pci-0000:00:14.0-usb-0:1.2:1.0-video-index0",
+        "width": 640,
+        "height": 480,
+        "fps": 30,
+        "fourcc": "MJPG",
+    },
+    {
+        "kind": "opencv",
+        "name": "overhead",
+        "device": "/dev/v4l/by-id/usb-046d_C920_ABCD-video-index0",
+        "width": 1280,
+        "height": 720,
+        "fps": 30,
+        "fourcc": "MJPG",
+        "exposure": 150,
+    },
+]
 
 
 @dataclass(frozen=True)
@@ -66,12 +81,14 @@ def test_cameras_are_replaced_one_flow_mapping_a_line_and_every_other_line_stays
     after = rig_file.read_text()
     assert lines_outside(after, "cameras") == lines_outside(before, "cameras")
     assert "# Cameras: use the stable /dev/v4l/by-id/... paths" in after  # the comment above the section
-    assert ("cameras:\n"
-            "  - {kind: opencv, name: left_wrist, device: "
-            "'/dev/v4l/by-path/pci-0000:00:14.0-usb-0:1.2:1.0-video-index0', width: 640, height: 480, fps: 30,"
-            " fourcc: MJPG}\n"
-            "  - {kind: opencv, name: overhead, device: /dev/v4l/by-id/usb-046d_C920_ABCD-video-index0, width: 1280,"
-            " height: 720, fps: 30, fourcc: MJPG, exposure: 150}\n") in after  # fmt: skip
+    assert (
+        "cameras:\n"
+        "  - {kind: opencv, name: left_wrist, device: "
+        "'/dev/v4l/by-path/pci-0000:00:14.0-usb-0:1.2:1.0-video-index0', width: 640, height: 480, fps: 30,"
+        " fourcc: MJPG}\n"
+        "  - {kind: opencv, name: overhead, device: /dev/v4l/by-id/usb-046d_C920_ABCD-video-index0, width: 1280,"
+        " height: 720, fps: 30, fourcc: MJPG, exposure: 150}\n"
+    ) in after
     rig = load(rig_file)
     assert [(c.name, c.device, c.width) for c in rig.cameras] == [(e["name"], e["device"], e["width"]) for e in CAMERAS]
     assert rig.cameras[1].exposure == 150
@@ -85,9 +102,11 @@ def test_ports_from_a_dataclass_replace_the_template_ports(rig_file: Path) -> No
     assert lines_outside(after, "ports") == lines_outside(before, "ports")
     assert "ports:\n  left_follower: /dev/so101_left_follower\n" in after
     assert "right_leader: ''" in after
-    assert load(rig_file).ports.by_arm() == {"left_follower": "/dev/so101_left_follower",
-                                             "right_follower": "/dev/so101_right_follower",
-                                             "left_leader": "/dev/so101_left_leader"}  # fmt: skip
+    assert load(rig_file).ports.by_arm() == {
+        "left_follower": "/dev/so101_left_follower",
+        "right_follower": "/dev/so101_right_follower",
+        "left_leader": "/dev/so101_left_leader",
+    }
 
 
 def test_a_scalar_keeps_the_comment_beside_it_and_enums_are_written_as_values(rig_file: Path) -> None:

@@ -72,7 +72,10 @@ def test_each_adapter_is_named_by_its_serial_number(desk: tuple[Path, Path]) -> 
         'SYMLINK+="so101_left_follower", MODE="0660", GROUP="dialout"'
     )
     assert [rules[arm].link for arm in ("left_follower", "right_follower", "left_leader")] == [
-        "/dev/so101_left_follower", "/dev/so101_right_follower", "/dev/so101_left_leader"]  # fmt: skip
+        "/dev/so101_left_follower",
+        "/dev/so101_right_follower",
+        "/dev/so101_left_leader",
+    ]
     assert 'ATTRS{serial}=="5A46083064"' in rules["left_leader"].rule
     assert plan.missing == ()
 

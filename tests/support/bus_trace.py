@@ -20,8 +20,11 @@ def goal_writes(records: list[dict]) -> list[tuple[int, dict[int, int]]]:
 
 def present_read_before(records: list[dict], index: int) -> dict[int, int]:
     """Present_Position by motor id, from the status packets of the last positions read (sync or not) before `index`."""
-    starts = [i for i in range(index) if records[i].get("inst") in ("SYNC_READ", "READ")
-              and records[i].get("register") == "Present_Position"]  # fmt: skip
+    starts = [
+        i
+        for i in range(index)
+        if records[i].get("inst") in ("SYNC_READ", "READ") and records[i].get("register") == "Present_Position"
+    ]
     assert starts, "no position read before that goal write"
     values: dict[int, int] = {}
     for record in records[starts[-1] + 1 : index]:

@@ -36,7 +36,13 @@ def config_class(script: str) -> type:
     module = importlib.import_module(SCRIPTS[script].partition(":")[0])
     if script in _NAMED:
         return getattr(module, _NAMED[script])
-    found = [v for k, v in vars(module).items() if k.endswith("Config") and dataclasses.is_dataclass(v)
-             and v.__module__ == module.__name__ and "rig" in {f.name for f in dataclasses.fields(v)}]  # fmt: skip
+    found = [
+        v
+        for k, v in vars(module).items()
+        if k.endswith("Config")
+        and dataclasses.is_dataclass(v)
+        and v.__module__ == module.__name__
+        and "rig" in {f.name for f in dataclasses.fields(v)}
+    ]
     assert len(found) == 1, (script, found)
     return found[0]

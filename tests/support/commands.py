@@ -30,8 +30,9 @@ def run(
     name: str, *args: str, timeout_s: float = 240.0, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The command's run to its end; `env` adds to the environment. The next steps it printed are logged."""
-    result = subprocess.run([script(name), *args], capture_output=True, text=True, timeout=timeout_s,
-                            env=os.environ | (env or {}), cwd=cwd)  # fmt: skip
+    result = subprocess.run(
+        [script(name), *args], capture_output=True, text=True, timeout=timeout_s, env=os.environ | (env or {}), cwd=cwd
+    )
     next_steps.record(f"{result.stdout}\n{result.stderr}", f"{next_steps.current_test()} ({name})", name)
     return result
 
@@ -149,14 +150,16 @@ class ForegroundJob:
             import pty
 
             self._master, slave = pty.openpty()
-            self.process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=environment,
-                                            start_new_session=True)  # fmt: skip
+            self.process = subprocess.Popen(
+                command, stdin=slave, stdout=slave, stderr=slave, env=environment, start_new_session=True
+            )
             os.close(slave)
             source = self._master
         else:
             pipe, merged = subprocess.PIPE, subprocess.STDOUT
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=pipe, stderr=merged,
-                                            env=environment, start_new_session=True)  # fmt: skip
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=pipe, stderr=merged, env=environment, start_new_session=True
+            )
             source = self.process.stdout.fileno()
         self.output = b""
         self._name = name

@@ -33,8 +33,14 @@ def write_single_arm_percent(root: Path) -> Path:
             state[1] = 100.0 if frame % 3 == 0 else state[1]  # the range clamp
             state[5] = 10.0 if 10 <= frame < 30 else 80.0  # the gripper closes and opens again
             image = rng.integers(0, 255, (48, 64, 3), dtype=np.uint8)
-            dataset.add_frame({"action": state, "observation.state": state, "task": "pick the cube",
-                               **{f"observation.images.{c}": image for c in CAMERAS}})  # fmt: skip
+            dataset.add_frame(
+                {
+                    "action": state,
+                    "observation.state": state,
+                    "task": "pick the cube",
+                    **{f"observation.images.{c}": image for c in CAMERAS},
+                }
+            )
         dataset.save_episode()
     dataset.finalize()
     return root

@@ -8,7 +8,12 @@ tests/evaluation/test_layering.py lets the evaluation layer import them.
 """
 
 SHELL = "robot.shell"  # the one part of robot/ that evaluation/ may import
-DATASET_LAYOUT = ("teleop.dataset.sidecar", "teleop.dataset.format_check", "teleop.dataset.next_steps",
-                  "teleop.dataset.curate.trim_proposal", "teleop.dataset.lineage",
-                  "teleop.dataset.live_scores")  # fmt: skip
+DATASET_LAYOUT = (
+    "teleop.dataset.sidecar",
+    "teleop.dataset.format_check",
+    "teleop.dataset.next_steps",
+    "teleop.dataset.curate.trim_proposal",
+    "teleop.dataset.lineage",
+    "teleop.dataset.live_scores",
+)
 SHARED = (SHELL, *DATASET_LAYOUT)

@@ -28,16 +28,28 @@ class Replay:
 
 def replay(recording: Recording, root: Path, out: Path, *args: str, timeout_s: float = 180.0) -> Replay:
     """so101-replay on `root` with the recording's rig, the report in `out`."""
-    result = run("so101-replay", f"--config_path={recording.rig_file}", f"--dataset.root={root}",
-                 f"--report.output_dir={out}", "--report.stills=1", *args, timeout_s=timeout_s)  # fmt: skip
+    result = run(
+        "so101-replay",
+        f"--config_path={recording.rig_file}",
+        f"--dataset.root={root}",
+        f"--report.output_dir={out}",
+        "--report.stills=1",
+        *args,
+        timeout_s=timeout_s,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return Replay(result, _strict_json(out / "report.json"), (out / "report.html").read_text())
 
 
 def replay_here(capsys: pytest.CaptureFixture[str], recording: Recording, root: Path, out: Path, *args: str) -> Replay:
     """The same, through the command's `main(argv)` in this process (what the script runs): no interpreter start."""
-    argv = [f"--config_path={recording.rig_file}", f"--dataset.root={root}", f"--report.output_dir={out}",
-            "--report.stills=1", *args]  # fmt: skip
+    argv = [
+        f"--config_path={recording.rig_file}",
+        f"--dataset.root={root}",
+        f"--report.output_dir={out}",
+        "--report.stills=1",
+        *args,
+    ]
     code = main(argv)
     captured = capsys.readouterr()
     assert code == 0, captured.out[-3000:] + captured.err[-3000:]

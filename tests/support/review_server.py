@@ -49,8 +49,9 @@ class ReviewProcess:
     ) -> None:
         args = [sys.executable, "-m", "evaluation.commands.review", *options]
         env = os.environ | {"PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"} | (env or {})
-        self.proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, preexec_fn=preexec_fn)  # fmt: skip
+        self.proc = subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn
+        )
         self.lines: list[str] = []
         self._announced = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)

@@ -17,10 +17,20 @@ def rig_yaml(
 ) -> Path:
     """A virtual rig living under `folder`, pre-calibrated, with small cameras; `overhead`: more settings
     of the overhead camera (a fault: `drop_every`, `freeze_after_s`, ...)."""
-    cameras = [{"kind": "virtual", "name": name, "view": name, "width": width, "height": height,
-                "phase_s": 0.003 * (i + 1), "seed": i, "capture": RELAXED_CAPTURE}
-               | (overhead if name == "overhead" else {})
-               for i, name in enumerate(CAMERAS)]  # fmt: skip
+    cameras = [
+        {
+            "kind": "virtual",
+            "name": name,
+            "view": name,
+            "width": width,
+            "height": height,
+            "phase_s": 0.003 * (i + 1),
+            "seed": i,
+            "capture": RELAXED_CAPTURE,
+        }
+        | (overhead if name == "overhead" else {})
+        for i, name in enumerate(CAMERAS)
+    ]
     rig = {
         "id": rig_id,
         "calibration": {"dir": str(folder / "calibration")},

@@ -54,10 +54,13 @@ PATIENT = CaptureConfig(max_frame_age_s=2.0)
 CAMERAS = tuple(
     VirtualCameraConfig(name, view, width=96, height=72, phase_s=phase, seed=i, capture=PATIENT)
     for i, (name, view, phase) in enumerate(
-        [("left_wrist", VirtualView.LEFT_WRIST, 0.003), ("right_wrist", VirtualView.RIGHT_WRIST, 0.006),
-         ("overhead", VirtualView.OVERHEAD, 0.009)]
+        [
+            ("left_wrist", VirtualView.LEFT_WRIST, 0.003),
+            ("right_wrist", VirtualView.RIGHT_WRIST, 0.006),
+            ("overhead", VirtualView.OVERHEAD, 0.009),
+        ]
     )
-)  # fmt: skip
+)
 
 
 # Timing gates wide open: these tests are about the state machine, and an in-process emulator with

@@ -17,9 +17,20 @@ def train_tiny_act(root: Path, repo_id: str) -> None:
     features = dataset_to_policy_features(dataset.meta.features)
     outputs = {k: f for k, f in features.items() if f.type is FeatureType.ACTION}
     inputs = {k: f for k, f in features.items() if k not in outputs}
-    config = ACTConfig(input_features=inputs, output_features=outputs, pretrained_backbone_weights=None,
-                       dim_model=32, n_heads=2, dim_feedforward=64, n_encoder_layers=1, n_decoder_layers=1,
-                       n_vae_encoder_layers=1, chunk_size=5, n_action_steps=5, device="cpu")  # fmt: skip
+    config = ACTConfig(
+        input_features=inputs,
+        output_features=outputs,
+        pretrained_backbone_weights=None,
+        dim_model=32,
+        n_heads=2,
+        dim_feedforward=64,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        n_vae_encoder_layers=1,
+        chunk_size=5,
+        n_action_steps=5,
+        device="cpu",
+    )
     delta = {"action": [i / dataset.meta.fps for i in range(config.chunk_size)]}
     training = LeRobotDataset(repo_id, root=root, delta_timestamps=delta, video_backend="pyav")
     policy = ACTPolicy(config)

@@ -28,8 +28,9 @@ def rig_env(rig_model):
     with in_process_ports(model) as ports:
 
         def make(cameras=CAMERAS) -> BimanualRig:
-            config = RigConfig(id="rec", calibration=CalibrationConfig(dir=root), cameras=cameras,
-                               virtual=VirtualRigConfig())  # fmt: skip
+            config = RigConfig(
+                id="rec", calibration=CalibrationConfig(dir=root), cameras=cameras, virtual=VirtualRigConfig()
+            )
             return BimanualRig(config, ports)
 
         yield make

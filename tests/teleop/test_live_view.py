@@ -85,16 +85,18 @@ def test_a_taken_port_is_one_line_with_the_flag_that_fixes_it():
 @pytest.mark.slow
 def test_so101_teleop_serves_the_live_view_of_the_virtual_rig(tmp_path):
     rig = rig_yaml(tmp_path, rig_id="view_rig")
-    with ForegroundJob("so101-teleop", f"--config_path={rig}", "--duration_s=20", "--view.enabled=true",
-                       "--view.port=0", "--json=true") as job:  # fmt: skip
+    with ForegroundJob(
+        "so101-teleop", f"--config_path={rig}", "--duration_s=20", "--view.enabled=true", "--view.port=0", "--json=true"
+    ) as job:
         job.wait_for("live view: http://", 120)
         url = re.search(r"live view: (http://\S+)", job.text).group(1)
 
         def rendered() -> dict:
             return json.loads(_get(url + "state.json")[1])
 
-        job.wait_until(lambda: rendered()["renders"] >= 3 and len(rendered()["cameras"]) == 3, 60,
-                       "three cameras rendered")  # fmt: skip
+        job.wait_until(
+            lambda: rendered()["renders"] >= 3 and len(rendered()["cameras"]) == 3, 60, "three cameras rendered"
+        )
         state = rendered()
         assert {"left_leader.gripper", "right_follower.gripper"} <= set(state["traces"])
         status, jpeg = _get(url + "frame/overhead.jpg")

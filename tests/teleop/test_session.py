@@ -31,9 +31,14 @@ def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=Fal
         return [pending.pop(ticks["n"])] if ticks["n"] in pending else []
 
     session = RecordingSession(
-        rig, writer, session_config, gates or LENIENT,
-        GestureDetector(GestureConfig(enabled=gesture)), keys=keys, engaged=lambda: source.engaged,
-    )  # fmt: skip
+        rig,
+        writer,
+        session_config,
+        gates or LENIENT,
+        GestureDetector(GestureConfig(enabled=gesture)),
+        keys=keys,
+        engaged=lambda: source.engaged,
+    )
     loop = ControlLoop(rig, source, hooks=[session, *hooks])
     session.stop_loop = loop.stop
     loop.run(duration_s=30.0)
@@ -73,8 +78,12 @@ class Heatwave:
 def test_ticks_the_watchdog_held_are_marked_so_sent_and_requested_may_differ_there(rig_env, rig_model):
     writer = WriterDouble()
     with rig_env() as rig:
-        record(rig, writer, SessionConfig(num_episodes=1, episode_s=4.0, reset_s=0.2),
-               hooks=[Heatwave(rig_model, range(30, 70))])  # fmt: skip
+        record(
+            rig,
+            writer,
+            SessionConfig(num_episodes=1, episode_s=4.0, reset_s=0.2),
+            hooks=[Heatwave(rig_model, range(30, 70))],
+        )
         held_ticks = rig.counters.held_ticks
     frames = writer.episodes[0]
     held = [f for f in frames if f["safety.held"] == 1.0]
@@ -87,8 +96,9 @@ def test_ticks_the_watchdog_held_are_marked_so_sent_and_requested_may_differ_the
 def test_rerecord_discards_the_episode_and_records_it_again(rig_env):
     writer = WriterDouble()
     with rig_env() as rig:
-        session = record(rig, writer, SessionConfig(num_episodes=1, episode_s=4.0, reset_s=0.2),
-                         keys_at={60: Key.RERECORD})  # fmt: skip
+        session = record(
+            rig, writer, SessionConfig(num_episodes=1, episode_s=4.0, reset_s=0.2), keys_at={60: Key.RERECORD}
+        )
     assert writer.calls == ["begin", "discard", "begin", "save"]
     assert writer.saved == [0]
     assert session.recorded == 1
@@ -97,24 +107,44 @@ def test_rerecord_discards_the_episode_and_records_it_again(rig_env):
 def test_next_ends_early_and_stop_saves_and_finishes(rig_env):
     writer = WriterDouble()
     with rig_env() as rig:
-        session = record(rig, writer, SessionConfig(num_episodes=5, episode_s=10.0, reset_s=0.2),
-                         keys_at={40: Key.NEXT, 70: Key.STOP})  # fmt: skip
+        session = record(
+            rig,
+            writer,
+            SessionConfig(num_episodes=5, episode_s=10.0, reset_s=0.2),
+            keys_at={40: Key.NEXT, 70: Key.STOP},
+        )
     assert writer.calls == ["begin", "save", "begin", "save"]
     assert session.phase is Phase.DONE
     assert session.recorded == 2
 
 
 def test_dropped_camera_frames_are_counted_exactly_and_the_episode_is_recorded_again(rig_env):
-    dropping = (*CAMERAS[:2], VirtualCameraConfig("overhead", VirtualView.OVERHEAD, width=96, height=72,
-                                                  phase_s=0.009, drop_rate=0.05, seed=5, capture=PATIENT))  # fmt: skip
+    dropping = (
+        *CAMERAS[:2],
+        VirtualCameraConfig(
+            "overhead",
+            VirtualView.OVERHEAD,
+            width=96,
+            height=72,
+            phase_s=0.009,
+            drop_rate=0.05,
+            seed=5,
+            capture=PATIENT,
+        ),
+    )
     writer = WriterDouble()
     with rig_env(dropping) as rig:
         schedule = rig.cameras["overhead"].schedule
         drops_only = QualityGates(min_fps=10, max_period_error_p99_ms=200, max_skew_p99_ms=200)
         # Every attempt fails the gates (5 % drops): stop during the second attempt instead of re-recording
         # until the loop's 30 s are up.
-        session = record(rig, writer, SessionConfig(num_episodes=1, episode_s=2.0, reset_s=0.2), gates=drops_only,
-                         keys_at={100: Key.STOP})  # fmt: skip
+        session = record(
+            rig,
+            writer,
+            SessionConfig(num_episodes=1, episode_s=2.0, reset_s=0.2),
+            gates=drops_only,
+            keys_at={100: Key.STOP},
+        )
     first = session.cards[0]
     assert writer.calls[:2] == ["begin", "discard"]  # not kept silently
     assert first.verdict == "rerecord"

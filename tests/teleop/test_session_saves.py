@@ -73,9 +73,15 @@ def record(rig, writer, config: SessionConfig, events: list[str], stop_at: int |
         return [Key.STOP] if recording["ticks"] == stop_at and session.phase is Phase.RECORDING else []
 
     session = RecordingSession(
-        rig, writer, config, LENIENT, GestureDetector(GestureConfig(enabled=False)), keys=keys,
-        engaged=lambda: source.engaged, on_event=events.append,
-    )  # fmt: skip
+        rig,
+        writer,
+        config,
+        LENIENT,
+        GestureDetector(GestureConfig(enabled=False)),
+        keys=keys,
+        engaged=lambda: source.engaged,
+        on_event=events.append,
+    )
     loop = ControlLoop(rig, source, hooks=[session])
     session.stop_loop = loop.stop
     loop.run(duration_s=30.0)
@@ -111,8 +117,10 @@ def test_a_failed_save_ends_the_session_with_only_the_durable_episodes_counted(r
     assert f"episode 1 is NOT saved: {full}" in events
     assert [card.verdict for card in session.cards] == ["keep", "not saved"]
     folder = Path("/data/fold")
-    assert describe_saves(session, 0, folder) == [f"episode 1 is NOT saved: {full}",
-                                                  f"1 episode(s) saved to {folder} in this run"]  # fmt: skip
+    assert describe_saves(session, 0, folder) == [
+        f"episode 1 is NOT saved: {full}",
+        f"1 episode(s) saved to {folder} in this run",
+    ]
 
 
 def test_the_final_wait_is_the_writers_own_bound_and_an_unfinished_save_is_not_counted(rig_env):

@@ -42,8 +42,14 @@ PAN_AXIS_XY_M = (0.0207909, -0.0230745)
 
 
 def _rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
-                              math.cos(yaw), math.sin(yaw))  # fmt: skip
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(roll),
+        math.sin(roll),
+        math.cos(pitch),
+        math.sin(pitch),
+        math.cos(yaw),
+        math.sin(yaw),
+    )
     return np.array(
         [
             [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],

@@ -30,8 +30,13 @@ EPISODE_FACTS = {
 }
 CARD_FREE = frozenset({"frames", "duration_s"})  # known without a quality card
 _OPS: dict[str, Callable[[object, object], bool]] = {
-    "==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt,
-}  # fmt: skip
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<=": operator.le,
+    ">=": operator.ge,
+    "<": operator.lt,
+    ">": operator.gt,
+}
 _CLAUSE = re.compile(r"^\s*([a-z_0-9]+)\s*(==|!=|<=|>=|<|>)\s*(\S+)\s*$")
 
 
@@ -103,13 +108,15 @@ def card_facts(frames: int, fps: float, card: Mapping | None) -> dict[str, float
     if card is None:
         return facts
     dropped = card.get("dropped_frames")
-    facts.update({
-        "achieved_fps": card.get("achieved_fps"),
-        "dropped_frames": sum(dropped.values()) if isinstance(dropped, Mapping) else dropped,
-        "idle_percent": None if card.get("idle_fraction") is None else 100.0 * float(card["idle_fraction"]),
-        "limit_hits": card.get("limit_hits"),
-        "skew_p99_ms": card.get("skew_p99_ms"),
-        "writer_dropped": card.get("writer_dropped"),
-        "verdict": card.get("verdict"),
-    })  # fmt: skip
+    facts.update(
+        {
+            "achieved_fps": card.get("achieved_fps"),
+            "dropped_frames": sum(dropped.values()) if isinstance(dropped, Mapping) else dropped,
+            "idle_percent": None if card.get("idle_fraction") is None else 100.0 * float(card["idle_fraction"]),
+            "limit_hits": card.get("limit_hits"),
+            "skew_p99_ms": card.get("skew_p99_ms"),
+            "writer_dropped": card.get("writer_dropped"),
+            "verdict": card.get("verdict"),
+        }
+    )
     return facts

@@ -48,9 +48,14 @@ def read_source(root: Path, repo_id: str) -> SourceFacts:
     lengths = tuple(int(meta.episodes[i]["length"]) for i in range(meta.total_episodes))
     state = meta.features.get("observation.state") or {}
     return SourceFacts(
-        Path(root), repo_id, int(meta.fps), lengths, tuple(state.get("names") or ()),
-        tuple(meta.video_keys), tuple(meta.image_keys),
-    )  # fmt: skip
+        Path(root),
+        repo_id,
+        int(meta.fps),
+        lengths,
+        tuple(state.get("names") or ()),
+        tuple(meta.video_keys),
+        tuple(meta.image_keys),
+    )
 
 
 def episode_states(root: Path, index: int) -> np.ndarray:

@@ -39,10 +39,15 @@ def checkpoints(tmp_path, monkeypatch) -> dict[str, Path]:
 
 def _args(checkpoints: dict[str, Path], root: Path, *extra: str) -> list[str]:
     return [
-        f"--policies=[{checkpoints['good']},{checkpoints['poor']}]", f"--campaign.root={root}",
-        "--live_scores.operator=ana", f"--deploy.program={FAKE}", f"--deploy.config_path={RIG}",
-        "--deploy.session.episode_s=5", "--deploy.engine.kind=sync", *extra,
-    ]  # fmt: skip
+        f"--policies=[{checkpoints['good']},{checkpoints['poor']}]",
+        f"--campaign.root={root}",
+        "--live_scores.operator=ana",
+        f"--deploy.program={FAKE}",
+        f"--deploy.config_path={RIG}",
+        "--deploy.session.episode_s=5",
+        "--deploy.engine.kind=sync",
+        *extra,
+    ]
 
 
 def _calls(root: Path) -> list[dict[str, str]]:
@@ -213,8 +218,13 @@ def test_three_policies_run_mirrored_rounds_and_the_reveal_compares_every_pair(c
     third.mkdir(parents=True)
     (third / POLICY_FILE).write_text(json.dumps({"quality": 0.5}))
     root = tmp_path / "c3"
-    args = [f"--policies=[{checkpoints['good']},{checkpoints['poor']},{third}]", f"--campaign.root={root}",
-            "--live_scores.operator=ana", f"--deploy.program={FAKE}", "--campaign.episodes_per_policy=4"]  # fmt: skip
+    args = [
+        f"--policies=[{checkpoints['good']},{checkpoints['poor']},{third}]",
+        f"--campaign.root={root}",
+        "--live_scores.operator=ana",
+        f"--deploy.program={FAKE}",
+        "--campaign.episodes_per_policy=4",
+    ]
     assert main(args) == EXIT_OK
     _assert_blind(capfd.readouterr().out, {**checkpoints, "third": third})
     labels = [c["policy.blind_label"] for c in _calls(root)]

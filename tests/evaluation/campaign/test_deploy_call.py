@@ -17,10 +17,15 @@ def _call(root) -> BlockCall:
 
 def test_a_block_names_the_label_not_the_checkpoint_on_screen_and_resumes_only_an_existing_dataset(tmp_path):
     assert _call(tmp_path).args() == [
-        "--policy.path=/ckpt/act", "--policy.blind_label=B", f"--dataset.root={tmp_path / 'policy_B'}",
-        "--dataset.repo_id=local/fold_policy_B", "--session.num_episodes=2", "--live_scores.enabled=true",
-        "--live_scores.operator=ana", "--live_scores.criteria=[R1,R2,R3]",
-    ]  # fmt: skip
+        "--policy.path=/ckpt/act",
+        "--policy.blind_label=B",
+        f"--dataset.root={tmp_path / 'policy_B'}",
+        "--dataset.repo_id=local/fold_policy_B",
+        "--session.num_episodes=2",
+        "--live_scores.enabled=true",
+        "--live_scores.operator=ana",
+        "--live_scores.criteria=[R1,R2,R3]",
+    ]
     (tmp_path / "policy_B" / "meta").mkdir(parents=True)
     (tmp_path / "policy_B" / "meta" / "info.json").write_text("{}")
     assert "--dataset.resume=true" in _call(tmp_path).args()
@@ -28,8 +33,11 @@ def test_a_block_names_the_label_not_the_checkpoint_on_screen_and_resumes_only_a
 
 def test_pass_through_flags_are_spelled_as_so101_deploy_spells_them(tmp_path):
     options = DeployOptions(config_path=tmp_path / "rig.yaml", session=DeploySession(episode_s=40.0, reset_s=5.0))
-    assert options.flags() == [f"--config_path={tmp_path / 'rig.yaml'}", "--session.episode_s=40.0",
-                               "--session.reset_s=5.0"]  # fmt: skip
+    assert options.flags() == [
+        f"--config_path={tmp_path / 'rig.yaml'}",
+        "--session.episode_s=40.0",
+        "--session.reset_s=5.0",
+    ]
     assert DeployOptions().flags() == []
 
 

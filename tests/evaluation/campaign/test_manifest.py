@@ -13,13 +13,23 @@ from evaluation.campaign.order import plan_rounds
 
 def _manifest() -> Manifest:
     return Manifest(
-        name="fold", seed=11, rubric="cloth_fold@0123456789ab", criteria=("R1", "R2", "R3"),
-        policies=(CampaignPolicy("A", "policy_A", "/ckpt/smolvla", "sha256:aa"),
-                  CampaignPolicy("B", "policy_B", "/ckpt/act", "sha256:bb")),
-        rounds=plan_rounds(("A", "B"), 6, 1, 11), episodes_per_policy=6, block=1, stop_when_significant=True,
-        min_episodes_per_policy=4, adjust_for_looks=True, episodes_done={"A": 2, "B": 1},
+        name="fold",
+        seed=11,
+        rubric="cloth_fold@0123456789ab",
+        criteria=("R1", "R2", "R3"),
+        policies=(
+            CampaignPolicy("A", "policy_A", "/ckpt/smolvla", "sha256:aa"),
+            CampaignPolicy("B", "policy_B", "/ckpt/act", "sha256:bb"),
+        ),
+        rounds=plan_rounds(("A", "B"), 6, 1, 11),
+        episodes_per_policy=6,
+        block=1,
+        stop_when_significant=True,
+        min_episodes_per_policy=4,
+        adjust_for_looks=True,
+        episodes_done={"A": 2, "B": 1},
         looks=({"round": 0, "verdict": "continue"},),
-    )  # fmt: skip
+    )
 
 
 def test_round_trip(tmp_path):

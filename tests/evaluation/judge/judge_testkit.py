@@ -58,9 +58,21 @@ def tiny_pack(n: int = 3, episode: int = 7, width: int = 64, height: int = 48) -
         Image.new("RGB", (width, height), (10 * i, 80, 120)).save(buf, format="JPEG")
         data = buf.getvalue()
         images.append(
-            EvidenceImage(f"overhead@{i:.2f}s", "overhead", i * 30, float(i), "fill", "videos/x.mp4", float(i),
-                          float(i), width, height, data, hashlib.sha256(data).hexdigest())
-        )  # fmt: skip
+            EvidenceImage(
+                f"overhead@{i:.2f}s",
+                "overhead",
+                i * 30,
+                float(i),
+                "fill",
+                "videos/x.mp4",
+                float(i),
+                float(i),
+                width,
+                height,
+                data,
+                hashlib.sha256(data).hexdigest(),
+            )
+        )
     return EvidencePack(episode, 0, tuple(images))
 
 
@@ -69,8 +81,9 @@ def tiny_request(
 ) -> tuple[JudgePrompt, JudgeRequest]:
     """The prompt and first request for a pack."""
     prompt = build_prompt(rubric, pack, "Fold the cloth", 3.0, 30)
-    request = JudgeRequest(f"ep{pack.episode_index}-s0-first", model, 4000, "", prompt.system,
-                           tuple(prompt.messages()), prompt.schema)  # fmt: skip
+    request = JudgeRequest(
+        f"ep{pack.episode_index}-s0-first", model, 4000, "", prompt.system, tuple(prompt.messages()), prompt.schema
+    )
     return prompt, request
 
 

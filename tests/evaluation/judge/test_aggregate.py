@@ -11,16 +11,21 @@ RUBRIC = load_rubric()
 
 
 def _verdict(r1: float, r2: float, r3: float, uncertain: str = "", confidence: str = "high") -> Verdict:
-    return Verdict(tuple(
-        CriterionVerdict(cid, (), (f"overhead@{i}.00s",), score, confidence, cid == uncertain)
-        for i, (cid, score) in enumerate(zip(RUBRIC.criterion_ids, (r1, r2, r3), strict=True))
-    ))  # fmt: skip
+    return Verdict(
+        tuple(
+            CriterionVerdict(cid, (), (f"overhead@{i}.00s",), score, confidence, cid == uncertain)
+            for i, (cid, score) in enumerate(zip(RUBRIC.criterion_ids, (r1, r2, r3), strict=True))
+        )
+    )
 
 
 def _motion(grasp: float = 1.0, cycle: float = 1.0, push: float = 1.0, did_nothing: bool = False) -> MotionCheck:
     arm = ArmMotion(Side.LEFT, 10.0, 10.0, 1.0, 1, 1, not did_nothing)
-    signals = ((HeuristicSignal.GRASP_WITH_MOTION, grasp), (HeuristicSignal.GRASP_RELEASE_CYCLE, cycle),
-               (HeuristicSignal.MOTION_AFTER_RELEASE, push))  # fmt: skip
+    signals = (
+        (HeuristicSignal.GRASP_WITH_MOTION, grasp),
+        (HeuristicSignal.GRASP_RELEASE_CYCLE, cycle),
+        (HeuristicSignal.MOTION_AFTER_RELEASE, push),
+    )
     return MotionCheck((arm, arm), did_nothing, signals)
 
 
@@ -58,13 +63,15 @@ def test_failed_samples_are_counted_and_routed():
 
 
 def test_uncertainty_and_low_confidence_route():
-    uncertain = aggregate([_verdict(1, 1, 0, uncertain="R3")] + [_verdict(1, 1, 0)] * 2, RUBRIC, _motion(push=0),
-                          RoutingConfig())  # fmt: skip
+    uncertain = aggregate(
+        [_verdict(1, 1, 0, uncertain="R3")] + [_verdict(1, 1, 0)] * 2, RUBRIC, _motion(push=0), RoutingConfig()
+    )
     assert _codes(uncertain, "R3") == {"judge_uncertain"}
     low = aggregate([_verdict(1, 1, 0, confidence="low")] * 3, RUBRIC, _motion(push=0), RoutingConfig())
     assert _codes(low, "R1") == {"low_confidence"}
-    quiet = aggregate([_verdict(1, 1, 0, confidence="low")] * 3, RUBRIC, _motion(push=0),
-                      RoutingConfig(route_low_confidence=False))  # fmt: skip
+    quiet = aggregate(
+        [_verdict(1, 1, 0, confidence="low")] * 3, RUBRIC, _motion(push=0), RoutingConfig(route_low_confidence=False)
+    )
     assert not quiet.routed
 
 
@@ -86,11 +93,15 @@ def test_route_codes_are_one_closed_vocabulary():
     with pytest.raises(ValueError, match="made_up"):
         RouteReason("made_up", "", "")
     everything = [
-        aggregate([_verdict(1, 1, 0, uncertain="R2", confidence="low"), None, _verdict(0, 1, 1)], RUBRIC,
-                  _motion(0, 0, 0, did_nothing=True), RoutingConfig()),
+        aggregate(
+            [_verdict(1, 1, 0, uncertain="R2", confidence="low"), None, _verdict(0, 1, 1)],
+            RUBRIC,
+            _motion(0, 0, 0, did_nothing=True),
+            RoutingConfig(),
+        ),
         heuristic_scores(RUBRIC, _motion(did_nothing=True)),
         heuristic_scores(RUBRIC, _motion()),
-    ]  # fmt: skip
+    ]
     codes = {r["code"] for result in everything for r in (x.to_dict() for x in result.reasons)}
     assert codes <= {c.value for c in RouteCode}
     assert {"did_nothing", "idle_arm", "heuristic_blind", "missing_samples", "judge_uncertain"} <= codes
@@ -99,12 +110,15 @@ def test_route_codes_are_one_closed_vocabulary():
 def test_the_heuristic_scores_what_the_motion_shows_and_routes_the_cloth():
     full = heuristic_scores(RUBRIC, _motion())  # grasp with motion, a release, a push: all at full strength
     assert [(c.criterion, c.source, c.score, c.heuristic_score) for c in full.criteria] == [
-        ("R1", "heuristic", 1.0, 1.0), ("R2", "heuristic", None, 0.5), ("R3", "heuristic", None, 1.0),
-    ]  # fmt: skip
+        ("R1", "heuristic", 1.0, 1.0),
+        ("R2", "heuristic", None, 0.5),
+        ("R3", "heuristic", None, 1.0),
+    ]
     assert (full.total, full.status) == (None, "scored")
     assert {(r.criterion, r.code) for r in full.reasons} == {
-        ("R2", RouteCode.HEURISTIC_BLIND), ("R3", RouteCode.HEURISTIC_BLIND),
-    }  # fmt: skip
+        ("R2", RouteCode.HEURISTIC_BLIND),
+        ("R3", RouteCode.HEURISTIC_BLIND),
+    }
     nothing = heuristic_scores(RUBRIC, _motion(0, 0, 0))  # arms moved, no grasp: no fold, no push can follow
     assert ([c.score for c in nothing.criteria], nothing.routed) == ([0.0, 0.0, 0.0], False)
 

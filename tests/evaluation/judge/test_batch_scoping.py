@@ -32,8 +32,9 @@ NEVER_ENDS = 10_000  # status polls before a batch ends: longer than any run her
 
 
 def _config(root: Path, store: Path, samples: int = 1, **run: object):
-    return judge_config(root, store, samples=samples, use_message_batches=True, batch_poll_interval_s=0.01,
-                        batch_max_wait_s=0.2, **run)  # fmt: skip
+    return judge_config(
+        root, store, samples=samples, use_message_batches=True, batch_poll_interval_s=0.01, batch_max_wait_s=0.2, **run
+    )
 
 
 def _paid(server: FakeMessagesServer) -> tuple[int, int]:
@@ -52,13 +53,15 @@ def test_judging_another_dataset_leaves_an_open_job_for_its_own_run_to_collect(d
     store_path = tmp_path / "shared.sqlite"
     server.batch_polls_before_end = NEVER_ENDS
     with EvaluationStore(store_path) as store:
-        first = run_judge(open_dataset(dataset_root), RUBRIC, _config(dataset_root, store_path), store,
-                          judge_client(server))  # fmt: skip
+        first = run_judge(
+            open_dataset(dataset_root), RUBRIC, _config(dataset_root, store_path), store, judge_client(server)
+        )
         assert first.interrupted
         (job_a,) = store.open_batch_jobs(first.config_hash, "fold_virtual")
         server.batch_polls_before_end = 0
-        other = run_judge(open_dataset(other_root), RUBRIC, _config(other_root, store_path), store,
-                          judge_client(server))  # fmt: skip
+        other = run_judge(
+            open_dataset(other_root), RUBRIC, _config(other_root, store_path), store, judge_client(server)
+        )
         assert other.config_hash == first.config_hash  # the configuration alone does not tell them apart
         assert (other.scored, other.interrupted) == (5, False)
         assert [j.batch_id for j in store.open_batch_jobs(first.config_hash, "fold_virtual")] == [job_a.batch_id]
@@ -66,8 +69,9 @@ def test_judging_another_dataset_leaves_an_open_job_for_its_own_run_to_collect(d
         other_calls = store.query("SELECT DISTINCT batch_id FROM calls WHERE run_id = ?", (other.run_id,))
         assert job_a.batch_id not in {r[0] for r in other_calls}
         before = _paid(server)
-        again = run_judge(open_dataset(dataset_root), RUBRIC, _config(dataset_root, store_path), store,
-                          judge_client(server))  # fmt: skip
+        again = run_judge(
+            open_dataset(dataset_root), RUBRIC, _config(dataset_root, store_path), store, judge_client(server)
+        )
         assert (again.scored, again.interrupted) == (5, False)
         assert _paid(server) == before  # collected: zero new requests
         calls = store.query("SELECT DISTINCT batch_id FROM calls WHERE run_id = ?", (again.run_id,))
@@ -94,11 +98,14 @@ def test_an_episode_changed_after_submission_is_submitted_again(dataset_root, tm
         assert (second.scored, second.interrupted) == (5, False)
         first_batch, resubmitted = server.batches()
         assert [r["custom_id"].split("-")[0] for r in resubmitted.requests] == ["ep2"]
-        results = {r["episode_index"]: r for r in store.query("SELECT * FROM episode_results WHERE run_id = ?",
-                                                              (second.run_id,))}  # fmt: skip
+        results = {
+            r["episode_index"]: r
+            for r in store.query("SELECT * FROM episode_results WHERE run_id = ?", (second.run_id,))
+        }
         assert results[2]["episode_fingerprint"] == new_fp
-        calls = store.query("SELECT episode_index, batch_id, episode_fingerprint FROM calls WHERE run_id = ?",
-                            (second.run_id,))  # fmt: skip
+        calls = store.query(
+            "SELECT episode_index, batch_id, episode_fingerprint FROM calls WHERE run_id = ?", (second.run_id,)
+        )
         assert {(c[1], c[2]) for c in calls if c[0] == 2} == {(resubmitted.id, new_fp)}  # the stale result ignored
         assert {c[1] for c in calls if c[0] != 2} == {first_batch.id}
         assert _events(store, first_batch.id) == [
@@ -159,21 +166,32 @@ def test_expired_and_canceled_items_are_submitted_once_more(dataset_root, tmp_pa
     server.batch_polls_before_end = 0
     store_path = tmp_path / "eval.sqlite"
     with EvaluationStore(store_path) as store:
-        summary = run_judge(open_dataset(dataset_root), RUBRIC, _config(dataset_root, store_path, samples=2), store,
-                            judge_client(server))  # fmt: skip
+        summary = run_judge(
+            open_dataset(dataset_root),
+            RUBRIC,
+            _config(dataset_root, store_path, samples=2),
+            store,
+            judge_client(server),
+        )
         assert (summary.scored, summary.failed) == (5, 0)
         first, follow_up = server.batches()
         assert sorted(r["custom_id"].rsplit("-", 1)[0] for r in follow_up.requests) == ["ep1-s0-first", "ep3-s0-first"]
         valid = {r["episode_index"]: r["samples_valid"] for r in store.query("SELECT * FROM episode_results")}
         assert valid == {0: 2, 1: 2, 2: 2, 3: 2, 4: 2}
-        calls = store.query("SELECT episode_index, sample_index, status, failure_reason, batch_id FROM calls"
-                            " WHERE episode_index IN (1, 3) ORDER BY call_id")  # fmt: skip
-        assert sorted(tuple(c) for c in calls) == sorted([
-            (1, 0, "failed", "batch_expired", first.id), (1, 0, "ok", None, follow_up.id),
-            (1, 1, "ok", None, first.id),
-            (3, 0, "failed", "batch_canceled", first.id), (3, 0, "ok", None, follow_up.id),
-            (3, 1, "ok", None, first.id),
-        ])  # fmt: skip
+        calls = store.query(
+            "SELECT episode_index, sample_index, status, failure_reason, batch_id FROM calls"
+            " WHERE episode_index IN (1, 3) ORDER BY call_id"
+        )
+        assert sorted(tuple(c) for c in calls) == sorted(
+            [
+                (1, 0, "failed", "batch_expired", first.id),
+                (1, 0, "ok", None, follow_up.id),
+                (1, 1, "ok", None, first.id),
+                (3, 0, "failed", "batch_canceled", first.id),
+                (3, 0, "ok", None, follow_up.id),
+                (3, 1, "ok", None, first.id),
+            ]
+        )
         assert [e for e, _ in _events(store, first.id)] == ["resubmitted", "collected"]
         assert [e for e, _ in _events(store, follow_up.id)] == ["collected"]
     assert server.message_requests() == []
@@ -185,8 +203,9 @@ def test_an_item_that_expires_again_fails_without_a_third_batch(dataset_root, tm
     server.batch_polls_before_end = 0
     store_path = tmp_path / "eval.sqlite"
     with EvaluationStore(store_path) as store:
-        summary = run_judge(open_dataset(dataset_root), RUBRIC, _config(dataset_root, store_path), store,
-                            judge_client(server))  # fmt: skip
+        summary = run_judge(
+            open_dataset(dataset_root), RUBRIC, _config(dataset_root, store_path), store, judge_client(server)
+        )
         assert (summary.scored, summary.failed) == (4, 1)
         failed = store.query("SELECT episode_index, failure_reason FROM episode_results WHERE status = 'failed'")
         assert [tuple(r) for r in failed] == [(1, "batch_expired")]
@@ -209,8 +228,14 @@ def test_a_follow_up_batch_is_collected_after_a_restart_with_its_siblings(datase
     store_path = tmp_path / "eval.sqlite"
     config = _config(dataset_root, store_path, samples=2)
     with EvaluationStore(store_path) as store:
-        first_run = run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server),
-                              progress=_EndBatchesAfterFirstOutcome(server))  # fmt: skip
+        first_run = run_judge(
+            open_dataset(dataset_root),
+            RUBRIC,
+            config,
+            store,
+            judge_client(server),
+            progress=_EndBatchesAfterFirstOutcome(server),
+        )
         assert (first_run.scored, first_run.interrupted) == (4, True)  # episode 1 waits for the follow-up
         server.batch_polls_before_end = 0
         before = _paid(server)
@@ -218,8 +243,9 @@ def test_a_follow_up_batch_is_collected_after_a_restart_with_its_siblings(datase
         assert (second_run.scored, second_run.skipped) == (1, 4)
         assert _paid(server) == before
         first, follow_up = server.batches()
-        calls = store.query("SELECT sample_index, batch_id FROM calls WHERE run_id = ? ORDER BY sample_index",
-                            (second_run.run_id,))  # fmt: skip
+        calls = store.query(
+            "SELECT sample_index, batch_id FROM calls WHERE run_id = ? ORDER BY sample_index", (second_run.run_id,)
+        )
         assert [tuple(c) for c in calls] == [(0, follow_up.id), (1, first.id)]  # sample 1 from the first batch
         assert (
             store.query("SELECT samples_valid FROM episode_results WHERE run_id = ?", (second_run.run_id,))[0][0] == 2
@@ -230,8 +256,9 @@ def test_a_batch_reply_cut_off_at_max_tokens_is_asked_again_with_twice_the_budge
     server.script(Reply(text='{"R1": {"observ', stop_reason="max_tokens"), Reply(), episode=0)
     store_path = tmp_path / "eval.sqlite"
     config = _config(dataset_root, store_path)
-    config = replace(config, judge=replace(config.judge, max_tokens=8000), dataset=replace(config.dataset,
-                     episodes=(0,)))  # fmt: skip
+    config = replace(
+        config, judge=replace(config.judge, max_tokens=8000), dataset=replace(config.dataset, episodes=(0,))
+    )
     with EvaluationStore(store_path) as store:
         summary = run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server))
     assert summary.scored == 1
@@ -248,8 +275,11 @@ def test_the_breaker_opening_during_a_batch_re_ask_pauses_the_run_and_the_next_r
     store_path = tmp_path / "eval.sqlite"
     config = _config(dataset_root, store_path, concurrency=1, pause_after_overloads=4)
     retry = RetryPolicy(max_attempts=8, initial_backoff_s=0.001, max_backoff_s=0.002)
-    client = AnthropicJudgeClient(make_sdk_client("test-key", server.base_url, SHORT_TIMEOUT_S), retry,
-                                  breaker=OverloadBreaker(config.run.pause_after_overloads))  # fmt: skip
+    client = AnthropicJudgeClient(
+        make_sdk_client("test-key", server.base_url, SHORT_TIMEOUT_S),
+        retry,
+        breaker=OverloadBreaker(config.run.pause_after_overloads),
+    )
     with EvaluationStore(store_path) as store:
         first = run_judge(open_dataset(dataset_root), RUBRIC, config, store, client)
         assert "4 requests in a row were answered overloaded" in first.paused

@@ -28,8 +28,9 @@ def _client(server, max_attempts: int, breaker: OverloadBreaker) -> AnthropicJud
 
 def test_the_breaker_counts_overloads_in_a_row_from_every_thread():
     breaker = OverloadBreaker(20)
-    threads = [threading.Thread(target=lambda: [breaker.record_reply(overloaded=True) for _ in range(5)])
-               for _ in range(3)]  # fmt: skip
+    threads = [
+        threading.Thread(target=lambda: [breaker.record_reply(overloaded=True) for _ in range(5)]) for _ in range(3)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -101,9 +102,16 @@ def test_a_paused_run_prints_the_resume_command_and_the_resumed_run_judges_only_
 ):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     server.script(*[OVERLOADED] * 20, episode=2)  # the outage starts with episode 2 and ends after 20 replies
-    args = [f"--dataset.root={dataset_root}", f"--store_path={tmp_path / 's.sqlite'}", "--judge.samples=2",
-            "--run.concurrency=1", f"--judge.base_url={server.base_url}", "--judge.retry.max_attempts=25",
-            "--judge.retry.initial_backoff_s=0.001", "--judge.retry.max_backoff_s=0.002"]  # fmt: skip
+    args = [
+        f"--dataset.root={dataset_root}",
+        f"--store_path={tmp_path / 's.sqlite'}",
+        "--judge.samples=2",
+        "--run.concurrency=1",
+        f"--judge.base_url={server.base_url}",
+        "--judge.retry.max_attempts=25",
+        "--judge.retry.initial_backoff_s=0.001",
+        "--judge.retry.max_backoff_s=0.002",
+    ]
     assert main(args) == EXIT_PAUSED
     out = capsys.readouterr().out
     (line,) = [line for line in out.splitlines() if line.startswith("paused:")]
@@ -131,9 +139,17 @@ def test_a_paused_run_prints_the_resume_command_and_the_resumed_run_judges_only_
 def test_a_paused_forced_run_resumes_only_the_unfinished_episodes(dataset_root, tmp_path, server, capsys, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     server.script(*[OVERLOADED] * 20, episode=3)
-    args = [f"--dataset.root={dataset_root}", f"--store_path={tmp_path / 's.sqlite'}", "--judge.samples=1",
-            "--run.concurrency=1", f"--judge.base_url={server.base_url}", "--judge.retry.max_attempts=25",
-            "--judge.retry.initial_backoff_s=0.001", "--judge.retry.max_backoff_s=0.002", "--force"]  # fmt: skip
+    args = [
+        f"--dataset.root={dataset_root}",
+        f"--store_path={tmp_path / 's.sqlite'}",
+        "--judge.samples=1",
+        "--run.concurrency=1",
+        f"--judge.base_url={server.base_url}",
+        "--judge.retry.max_attempts=25",
+        "--judge.retry.initial_backoff_s=0.001",
+        "--judge.retry.max_backoff_s=0.002",
+        "--force",
+    ]
     assert main(args) == EXIT_PAUSED
     line = next(line for line in capsys.readouterr().out.splitlines() if "resume with: " in line)
     pasted = shlex.split(line[line.index("resume with: ") + len("resume with: ") :])

@@ -19,8 +19,15 @@ RUBRIC = load_rubric()
 
 
 def _remake(messages: list[dict], kind: str, *, request: JudgeRequest) -> JudgeRequest:
-    return JudgeRequest(f"ep7-s0-{kind}", request.model, request.max_tokens, request.effort, request.system,
-                        tuple(messages), request.schema)  # fmt: skip
+    return JudgeRequest(
+        f"ep7-s0-{kind}",
+        request.model,
+        request.max_tokens,
+        request.effort,
+        request.system,
+        tuple(messages),
+        request.schema,
+    )
 
 
 def _sample(server, client, pack=None):

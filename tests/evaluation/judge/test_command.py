@@ -52,8 +52,17 @@ def test_dry_run_writes_sheets_prompt_and_estimate_and_calls_nothing(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")  # even with a key, a dry run sends nothing
     out_dir = tmp_path / "dry"
     store = tmp_path / "s.sqlite"
-    code = main(_args(dataset_root, store, "--dry-run", f"--dry.output_dir={out_dir}", "--dry.sheets=2",
-                      "--judge.samples=2", f"--judge.base_url={server.base_url}"))  # fmt: skip
+    code = main(
+        _args(
+            dataset_root,
+            store,
+            "--dry-run",
+            f"--dry.output_dir={out_dir}",
+            "--dry.sheets=2",
+            "--judge.samples=2",
+            f"--judge.base_url={server.base_url}",
+        )
+    )
     assert code == EXIT_OK
     assert server.requests == []
     assert not store.exists()
@@ -81,8 +90,14 @@ def test_judging_through_the_entry_point_then_nothing_to_do(dataset_root, tmp_pa
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     store = tmp_path / "s.sqlite"
     csv_path = tmp_path / "scores.csv"
-    args = _args(dataset_root, store, f"--judge.base_url={server.base_url}", "--judge.samples=1",
-                 "--run.tag=act-v1", f"--export.csv_path={csv_path}")  # fmt: skip
+    args = _args(
+        dataset_root,
+        store,
+        f"--judge.base_url={server.base_url}",
+        "--judge.samples=1",
+        "--run.tag=act-v1",
+        f"--export.csv_path={csv_path}",
+    )
     assert main(args) == EXIT_OK
     out = " ".join(capsys.readouterr().out.split())
     assert "estimate before sending: 5 calls to claude-sonnet-5-5" in out
@@ -112,8 +127,14 @@ def test_failed_episodes_give_exit_code_3(dataset_root, tmp_path, server, monkey
 
 def test_cost_limit_stops_before_any_judge_call(dataset_root, tmp_path, server, capsys, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    code = main(_args(dataset_root, tmp_path / "s.sqlite", f"--judge.base_url={server.base_url}",
-                      "--run.max_estimated_cost_usd=0.001"))  # fmt: skip
+    code = main(
+        _args(
+            dataset_root,
+            tmp_path / "s.sqlite",
+            f"--judge.base_url={server.base_url}",
+            "--run.max_estimated_cost_usd=0.001",
+        )
+    )
     assert code == EXIT_USAGE
     assert server.message_requests() == []  # only the free count_tokens check went out
     assert "exceeds run.max_estimated_cost_usd" in " ".join(capsys.readouterr().out.split())
@@ -154,9 +175,14 @@ def test_killed_mid_run_leaves_a_consistent_store_and_the_next_run_resumes(datas
     store = tmp_path / "s.sqlite"
     env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "PYTHONPATH": str(REPO)}
     with FakeMessagesServer(latency_s=0.4) as server:
-        args = [sys.executable, "-m", "evaluation.commands.judge",
-                *_args(dataset_root, store, f"--judge.base_url={server.base_url}", "--judge.samples=2",
-                       "--run.concurrency=1")]  # fmt: skip
+        args = [
+            sys.executable,
+            "-m",
+            "evaluation.commands.judge",
+            *_args(
+                dataset_root, store, f"--judge.base_url={server.base_url}", "--judge.samples=2", "--run.concurrency=1"
+            ),
+        ]
         child = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 120

@@ -36,8 +36,12 @@ def test_image_tokens_follow_the_documented_rule():
 
 def test_cost_from_usage_uses_cache_and_batch_multipliers():
     price = Price(2.0, 10.0)
-    usage = TokenUsage(input_tokens=1_000_000, output_tokens=100_000, cache_creation_input_tokens=1_000_000,
-                       cache_read_input_tokens=1_000_000)  # fmt: skip
+    usage = TokenUsage(
+        input_tokens=1_000_000,
+        output_tokens=100_000,
+        cache_creation_input_tokens=1_000_000,
+        cache_read_input_tokens=1_000_000,
+    )
     assert cost_usd(usage, price) == pytest.approx(2.0 + 1.0 + 2.5 + 0.2)
     assert cost_usd(usage, price, batch=True) == pytest.approx((2.0 + 1.0 + 2.5 + 0.2) / 2)
 
@@ -106,8 +110,13 @@ def test_the_default_limit_refuses_an_over_budget_run_and_names_the_limit_that_f
     assert args[:2] == ["so101-judge", f"--dataset.root={dataset_root}"]
     (limit_arg,) = [a for a in args if a.startswith("--run.max_estimated_cost_usd=")]  # replaced, not added
     limit = float(limit_arg.split("=")[1])
-    estimate = preflight(source, load_rubric(), replace(config, run=replace(config.run, max_estimated_cost_usd=limit)),
-                         _pending(source), None).estimate  # fmt: skip
+    estimate = preflight(
+        source,
+        load_rubric(),
+        replace(config, run=replace(config.run, max_estimated_cost_usd=limit)),
+        _pending(source),
+        None,
+    ).estimate
     assert 10.0 < estimate.usd <= limit
 
 
@@ -116,13 +125,19 @@ def test_a_limit_of_zero_no_longer_means_no_limit():
         RunConfig(max_estimated_cost_usd=0.0)
 
 
-def test_unknown_price_is_refused_without_the_override_and_accepted_with_it(dataset_root, tmp_path, capsys,
-                                                                            monkeypatch):  # fmt: skip
+def test_unknown_price_is_refused_without_the_override_and_accepted_with_it(
+    dataset_root, tmp_path, capsys, monkeypatch
+):
     """Through so101-judge: the refusal is one line ending in a command that, pasted, runs the job."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with FakeMessagesServer() as server:  # answers any model
-        args = [f"--dataset.root={dataset_root}", f"--store_path={tmp_path / 's.sqlite'}", "--judge.samples=1",
-                "--judge.model=claude-some-future-model", f"--judge.base_url={server.base_url}"]  # fmt: skip
+        args = [
+            f"--dataset.root={dataset_root}",
+            f"--store_path={tmp_path / 's.sqlite'}",
+            "--judge.samples=1",
+            "--judge.model=claude-some-future-model",
+            f"--judge.base_url={server.base_url}",
+        ]
         assert main(args) == EXIT_USAGE
         lines = [line for line in capsys.readouterr().out.splitlines() if "error:" in line]
         (line,) = lines

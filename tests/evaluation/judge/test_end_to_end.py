@@ -106,8 +106,9 @@ def test_second_run_makes_no_calls_and_a_forced_run_leaves_old_records_untouched
     assert len(server.message_requests()) == 5  # zero API calls
     assert _snapshot(store_path) == before
     with EvaluationStore(store_path) as store:
-        forced = run_judge(source, RUBRIC, replace(config, run=replace(config.run, force=True)), store,
-                           judge_client(server))  # fmt: skip
+        forced = run_judge(
+            source, RUBRIC, replace(config, run=replace(config.run, force=True)), store, judge_client(server)
+        )
         assert forced.run_id != first.run_id
         assert forced.scored == 5
         assert len(store.query("SELECT run_id FROM runs")) == 2
@@ -125,8 +126,9 @@ def test_every_server_fault_is_handled_while_the_batch_goes_on(dataset_root, tmp
     server.script(Refusal(), episode=4)
     store_path = tmp_path / "eval.sqlite"
     config = judge_config(dataset_root, store_path, samples=1, concurrency=5)
-    client = judge_client(server, RetryPolicy(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=0.05),
-                          timeout_s=SHORT_TIMEOUT_S)  # fmt: skip
+    client = judge_client(
+        server, RetryPolicy(max_attempts=2, initial_backoff_s=0.01, max_backoff_s=0.05), timeout_s=SHORT_TIMEOUT_S
+    )
     source = open_dataset(dataset_root)
     with EvaluationStore(store_path) as store:
         summary = run_judge(source, RUBRIC, config, store, client)
@@ -172,8 +174,13 @@ def test_errors_no_retry_can_fix_stop_the_run(dataset_root, tmp_path, server, fa
     store_path = tmp_path / "eval.sqlite"
     with EvaluationStore(store_path) as store:
         with pytest.raises(RunAbortedError, match=message):
-            run_judge(open_dataset(dataset_root), RUBRIC, judge_config(dataset_root, store_path, concurrency=1),
-                      store, judge_client(server))  # fmt: skip
+            run_judge(
+                open_dataset(dataset_root),
+                RUBRIC,
+                judge_config(dataset_root, store_path, concurrency=1),
+                store,
+                judge_client(server),
+            )
         assert store.query("SELECT event FROM run_events")[0]["event"] == "failed"
         assert store.query("SELECT COUNT(*) FROM episode_results")[0][0] == 0
     assert len(server.message_requests()) == 1  # not one request per episode and sample
@@ -185,8 +192,13 @@ def test_a_403_says_what_a_403_means_not_that_the_key_was_rejected(dataset_root,
         server.script(HttpError(status, kind, message=f"scripted {status}"))
         store_path = tmp_path / f"{status}.sqlite"
         with EvaluationStore(store_path) as store, pytest.raises(RunAbortedError) as info:
-            run_judge(open_dataset(dataset_root), RUBRIC, judge_config(dataset_root, store_path, concurrency=1),
-                      store, judge_client(server))  # fmt: skip
+            run_judge(
+                open_dataset(dataset_root),
+                RUBRIC,
+                judge_config(dataset_root, store_path, concurrency=1),
+                store,
+                judge_client(server),
+            )
         messages[status] = str(info.value)
     assert "rejected the key" in messages[401]
     assert "$ANTHROPIC_API_KEY" in messages[401]
@@ -204,16 +216,23 @@ def test_a_reply_cut_off_at_max_tokens_is_asked_again_with_twice_the_budget(data
     server.script(cut, cut, episode=2)  # cut off twice: flagged, asked again once only
     store_path = tmp_path / "eval.sqlite"
     config = judge_config(dataset_root, store_path, samples=1, concurrency=1)
-    config = replace(config, judge=replace(config.judge, max_tokens=8000, reask_max_tokens_cap=12000),
-                     dataset=replace(config.dataset, episodes=(0, 1, 2)))  # fmt: skip
+    config = replace(
+        config,
+        judge=replace(config.judge, max_tokens=8000, reask_max_tokens_cap=12000),
+        dataset=replace(config.dataset, episodes=(0, 1, 2)),
+    )
     with EvaluationStore(store_path) as store:
         summary = run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server))
         results = {r["episode_index"]: r["status"] for r in store.query("SELECT * FROM episode_results")}
     assert results == {0: "scored", 1: "scored", 2: "failed"}
     budgets = {ep: [r.body["max_tokens"] for r in server.message_requests(ep)] for ep in (0, 1, 2)}
     assert budgets == {0: [8000, 12000], 1: [8000, 8000], 2: [8000, 12000]}  # 2 x 8000 capped at 12000
-    config = replace(config, judge=replace(config.judge, reask_max_tokens_cap=32000), run=replace(config.run,
-                     force=True), dataset=replace(config.dataset, episodes=(0,)))  # fmt: skip
+    config = replace(
+        config,
+        judge=replace(config.judge, reask_max_tokens_cap=32000),
+        run=replace(config.run, force=True),
+        dataset=replace(config.dataset, episodes=(0,)),
+    )
     server.script(cut, Reply(), episode=0)
     with EvaluationStore(store_path) as store:
         run_judge(open_dataset(dataset_root), RUBRIC, config, store, judge_client(server))
@@ -282,8 +301,13 @@ def test_heuristic_scorer_runs_offline_and_is_labelled(dataset_root, tmp_path):
         for r in rows:
             by_episode.setdefault(r["episode_index"], []).append(r["score"])
         # the cloth's final state (R2, R3) is unknown to the heuristic unless the motion rules it out: None, routed
-        assert by_episode == {0: [1.0, None, None], 1: [0.0, 0.0, 0.0], 2: [0.5, None, 0.0], 3: [1.0, None, 0.0],
-                              4: [1.0, None, None]}  # fmt: skip
+        assert by_episode == {
+            0: [1.0, None, None],
+            1: [0.0, 0.0, 0.0],
+            2: [0.5, None, 0.0],
+            3: [1.0, None, 0.0],
+            4: [1.0, None, None],
+        }
 
 
 def test_message_batches_mode_scores_everything_at_half_price(dataset_root, tmp_path, server):
@@ -301,8 +325,12 @@ def test_message_batches_mode_scores_everything_at_half_price(dataset_root, tmp_
         assert [(c["episode_index"], c["failure_reason"]) for c in errored] == [(2, "batch_errored")]
         ok = next(c for c in calls if c["status"] == "ok")
         usage = json.loads(ok["usage_json"])
-        full_price = (usage["input_tokens"] * 2 + usage["cache_creation_input_tokens"] * 2.5
-                      + usage["cache_read_input_tokens"] * 0.2 + usage["output_tokens"] * 10) / 1e6  # fmt: skip
+        full_price = (
+            usage["input_tokens"] * 2
+            + usage["cache_creation_input_tokens"] * 2.5
+            + usage["cache_read_input_tokens"] * 0.2
+            + usage["output_tokens"] * 10
+        ) / 1e6
         assert ok["cost_usd"] == pytest.approx(full_price / 2)
         assert store.query("SELECT mode FROM runs")[0]["mode"] == "batches"
     assert server.problems() == []
@@ -310,8 +338,9 @@ def test_message_batches_mode_scores_everything_at_half_price(dataset_root, tmp_
 
 def test_a_batch_submitted_before_a_restart_is_collected_not_paid_twice(dataset_root, tmp_path, server):
     store_path = tmp_path / "eval.sqlite"
-    config = judge_config(dataset_root, store_path, samples=1, use_message_batches=True, batch_poll_interval_s=0.01,
-                          batch_max_wait_s=0.05)  # fmt: skip
+    config = judge_config(
+        dataset_root, store_path, samples=1, use_message_batches=True, batch_poll_interval_s=0.01, batch_max_wait_s=0.05
+    )
     server.batch_polls_before_end = 10_000  # the batch is still processing when we give up waiting
     source = open_dataset(dataset_root)
     with EvaluationStore(store_path) as store:
@@ -336,8 +365,9 @@ def test_an_undecodable_video_fails_its_episodes_and_the_others_are_judged(datas
     video.write_bytes(data[: int(len(data) * 0.55)])  # the last episodes' frames are gone
     store_path = tmp_path / "eval.sqlite"
     with EvaluationStore(store_path) as store:
-        summary = run_judge(open_dataset(root), RUBRIC, judge_config(root, store_path, samples=1), store,
-                            judge_client(server))  # fmt: skip
+        summary = run_judge(
+            open_dataset(root), RUBRIC, judge_config(root, store_path, samples=1), store, judge_client(server)
+        )
         results = {r["episode_index"]: r for r in store.query("SELECT * FROM episode_results")}
     assert summary.failed >= 1
     assert summary.scored >= 1

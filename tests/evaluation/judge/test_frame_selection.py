@@ -90,14 +90,16 @@ def test_idle_episode_is_filled_uniformly_from_above(dataset_root: Path):
 
 def test_perturbation_is_deterministic_keeps_start_and_final_and_rotates_views():
     plan = FramePlan(
-        0, 0, 30,
+        0,
+        0,
+        30,
         (
             PlannedFrame(0, ((Phase.START, None),), ("overhead", "left_wrist")),
             PlannedFrame(40, ((Phase.FILL, None),), ("overhead",)),
             PlannedFrame(60, ((Phase.FILL, None),), ("overhead", "left_wrist", "right_wrist")),
             PlannedFrame(89, ((Phase.FINAL, None),), ("overhead", "left_wrist", "right_wrist")),
         ),
-    )  # fmt: skip
+    )
     config = FrameConfig(jitter_s=0.3)
     assert perturb(plan, 0, config, 90, "seed") is plan
     a, b = perturb(plan, 1, config, 90, "seed"), perturb(plan, 1, config, 90, "seed")

@@ -17,19 +17,35 @@ CRITERIA = RUBRIC.criterion_ids  # ("R1", "R2", "R3")
 
 
 def add_run(
-    store: EvaluationStore, dataset_id: str, tag: str, episodes: Mapping[int, Sequence[float | None]],
-    scorer: str = "llm", model: str = "claude-sonnet-5-5", rubric: Rubric = RUBRIC,
-) -> str:  # fmt: skip
+    store: EvaluationStore,
+    dataset_id: str,
+    tag: str,
+    episodes: Mapping[int, Sequence[float | None]],
+    scorer: str = "llm",
+    model: str = "claude-sonnet-5-5",
+    rubric: Rubric = RUBRIC,
+) -> str:
     """Record one judge run whose episodes got the given labels (one per criterion of `rubric`); returns the run id."""
     run_id = uuid.uuid4().hex
     store.start_run(
         RunRecord(
-            run_id=run_id, scorer=scorer, config_hash=f"cfg-{tag}", config={}, model=model, prompt_hash="p",
-            rubric_version=rubric.version, rubric=rubric.to_dict(), dataset_id=dataset_id,
-            dataset_root=f"/data/{dataset_id}", dataset_revision="rev", tag=tag, mode="sync", forced=False,
+            run_id=run_id,
+            scorer=scorer,
+            config_hash=f"cfg-{tag}",
+            config={},
+            model=model,
+            prompt_hash="p",
+            rubric_version=rubric.version,
+            rubric=rubric.to_dict(),
+            dataset_id=dataset_id,
+            dataset_root=f"/data/{dataset_id}",
+            dataset_revision="rev",
+            tag=tag,
+            mode="sync",
+            forced=False,
             sdk_version="",
         )
-    )  # fmt: skip
+    )
     for index, labels in episodes.items():
         criteria = tuple(
             CriterionScore(cid, "judge" if scorer == "llm" else "heuristic", s, s, 1.0, 1, 1, False, None, (), ())
@@ -49,18 +65,25 @@ def two_criterion_rubric() -> Rubric:
 
 
 def add_override(
-    path: Path, dataset_id: str, episode: int, criterion: str, score: float, reason: str = "view_ambiguous",
+    path: Path,
+    dataset_id: str,
+    episode: int,
+    criterion: str,
+    score: float,
+    reason: str = "view_ambiguous",
     reviewer: str = "ana",
-) -> None:  # fmt: skip
+) -> None:
     """Append a human override through the review store's API."""
     with EvaluationStore(path) as store, OverrideStore(store) as overrides:
         overrides.record(dataset_id, episode, criterion, score, reason, "", reviewer, None)
 
 
 def policy_scores(
-    name: str, rows: Sequence[Sequence[float | None]], humans: Mapping[tuple[int, str], float] | None = None,
+    name: str,
+    rows: Sequence[Sequence[float | None]],
+    humans: Mapping[tuple[int, str], float] | None = None,
     dataset_id: str = "fold",
-) -> PolicyScores:  # fmt: skip
+) -> PolicyScores:
     """In-memory scores of a policy: judge labels per episode (R1, R2, R3) and human labels by (episode, criterion)."""
     humans = humans or {}
     criteria = tuple((c.id, c.name) for c in RUBRIC.criteria)

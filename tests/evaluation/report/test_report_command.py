@@ -21,18 +21,43 @@ def _out(capsys) -> str:
 def two_tags(tmp_path: Path) -> Path:
     path = tmp_path / "fold.evaluation.sqlite"
     with EvaluationStore(path) as store:
-        add_run(store, "fold_smolvla", "smolvla-v2", {i: s for i, s in enumerate(
-            [(1, 1, 0.5), (1, 1, 1), (1, 0.5, 0), (1, 1, 0), (0.5, 0, 0), (1, 1, 1), (1, 1, 0.5)])})  # fmt: skip
-        add_run(store, "fold_act", "act-v1", {i: s for i, s in enumerate(
-            [(0, 0, 0), (0.5, 0, 0), (1, 0.5, 0), (0, 0, 0), (0.5, 0.5, 0), (1, 0, 0), (0, 0, 0)])})  # fmt: skip
+        add_run(
+            store,
+            "fold_smolvla",
+            "smolvla-v2",
+            {
+                i: s
+                for i, s in enumerate(
+                    [(1, 1, 0.5), (1, 1, 1), (1, 0.5, 0), (1, 1, 0), (0.5, 0, 0), (1, 1, 1), (1, 1, 0.5)]
+                )
+            },
+        )
+        add_run(
+            store,
+            "fold_act",
+            "act-v1",
+            {
+                i: s
+                for i, s in enumerate(
+                    [(0, 0, 0), (0.5, 0, 0), (1, 0.5, 0), (0, 0, 0), (0.5, 0.5, 0), (1, 0, 0), (0, 0, 0)]
+                )
+            },
+        )
     add_override(path, "fold_smolvla", 2, "R3", 1.0)
     return path
 
 
 def test_two_tags_with_an_override(two_tags, tmp_path, capsys):
     out_dir = tmp_path / "report"
-    code = main([f"--store_path={two_tags}", "--tags=[smolvla-v2,act-v1]", "--names=[SmolVLA,ACT]",
-                 f"--output_dir={out_dir}", "--title=Fold"])  # fmt: skip
+    code = main(
+        [
+            f"--store_path={two_tags}",
+            "--tags=[smolvla-v2,act-v1]",
+            "--names=[SmolVLA,ACT]",
+            f"--output_dir={out_dir}",
+            "--title=Fold",
+        ]
+    )
     assert code == EXIT_OK
     out = _out(capsys)
     assert "SmolVLA − ACT" in out
@@ -47,15 +72,20 @@ def test_two_tags_with_an_override(two_tags, tmp_path, capsys):
     r3 = next(a for a in smolvla["agreement"] if a["label"] == "R3")
     assert (r3["n"], r3["bias"]) == (1, -1.0)
     assert act["effective"] == act["unadjusted"] | {
-        "view": "effective", "label": "effective (judge + 0 person overrides)",
-    }  # fmt: skip
+        "view": "effective",
+        "label": "effective (judge + 0 person overrides)",
+    }
     assert (act["unadjusted"]["view"], act["unadjusted"]["label"]) == ("judge", "judge (claude-sonnet-5-5)")
     assert [(c["view"], c["label"]) for c in doc["comparisons"]] == [
-        ("judge", "judge (claude-sonnet-5-5)"), ("effective", "effective (judge + person overrides)"),
-    ]  # fmt: skip
+        ("judge", "judge (claude-sonnet-5-5)"),
+        ("effective", "effective (judge + person overrides)"),
+    ]
     assert {p.name for p in (out_dir / "plots").iterdir()} == {
-        "comparison.png", "criteria.png", "heatmap-1.png", "heatmap-2.png",
-    }  # fmt: skip
+        "comparison.png",
+        "criteria.png",
+        "heatmap-1.png",
+        "heatmap-2.png",
+    }
     html = (out_dir / "report.html").read_text()
     assert html.count("data:image/png;base64,") == 4
     assert "## Differences between policies" in (out_dir / "report.md").read_text()
@@ -136,12 +166,14 @@ def test_judged_by_so101_judge_then_reported(dataset_root, tmp_path, server, cap
     assert judge_main([*common, f"--judge.base_url={server.base_url}", "--judge.samples=1", "--run.tag=smolvla"]) == 0
     assert judge_main([*common, "--scorer=heuristic", "--run.tag=motion"]) == 0
     with EvaluationStore(store) as s, OverrideStore(s) as overrides:
-        overrides.record(dataset_root.name, 0, "R3", 1.0, "view_ambiguous", "pushed aside in the right wrist view",
-                         "ana", 0.0)  # fmt: skip
+        overrides.record(
+            dataset_root.name, 0, "R3", 1.0, "view_ambiguous", "pushed aside in the right wrist view", "ana", 0.0
+        )
     capsys.readouterr()
     out_dir = tmp_path / "report"
-    code = main([f"--datasets=[{dataset_root}]", "--tags=[smolvla,motion]", f"--store_path={store}",
-                 f"--output_dir={out_dir}"])  # fmt: skip
+    code = main(
+        [f"--datasets=[{dataset_root}]", "--tags=[smolvla,motion]", f"--store_path={store}", f"--output_dir={out_dir}"]
+    )
     assert code == EXIT_OK
     out = _out(capsys)
     assert "motion: scores come from the motion heuristic" in out
@@ -154,7 +186,9 @@ def test_judged_by_so101_judge_then_reported(dataset_root, tmp_path, server, cap
     # The override belongs to the dataset's episode, so both tags' effective scores carry it.
     assert motion["overrides"]["cell_rate"]["successes"] == 1
     with EvaluationStore(store) as s:
-        judge_r3 = s.query("SELECT score FROM scores s JOIN runs r ON r.run_id = s.run_id "
-                           "WHERE r.tag = 'smolvla' AND s.episode_index = 0 AND s.criterion = 'R3'")  # fmt: skip
+        judge_r3 = s.query(
+            "SELECT score FROM scores s JOIN runs r ON r.run_id = s.run_id "
+            "WHERE r.tag = 'smolvla' AND s.episode_index = 0 AND s.criterion = 'R3'"
+        )
     assert [r[0] for r in judge_r3] == [0.0]  # the judge's record is untouched
     assert (out_dir / "report.html").stat().st_size > 10_000

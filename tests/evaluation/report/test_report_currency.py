@@ -53,18 +53,31 @@ def _record(store: EvaluationStore, run_id: str, tag: str, results: dict[int, tu
     """A judge run whose episodes were scored on the given fingerprints (the dataset folder is not on this machine)."""
     store.start_run(
         RunRecord(
-            run_id=run_id, scorer="llm", config_hash=f"cfg-{tag}", config={}, model="claude-sonnet-5-5",
-            prompt_hash="p", rubric_version=RUBRIC.version, rubric=RUBRIC.to_dict(), dataset_id="fold",
-            dataset_root="/nowhere/fold", dataset_revision="rev", tag=tag, mode="sync", forced=False, sdk_version="",
+            run_id=run_id,
+            scorer="llm",
+            config_hash=f"cfg-{tag}",
+            config={},
+            model="claude-sonnet-5-5",
+            prompt_hash="p",
+            rubric_version=RUBRIC.version,
+            rubric=RUBRIC.to_dict(),
+            dataset_id="fold",
+            dataset_root="/nowhere/fold",
+            dataset_revision="rev",
+            tag=tag,
+            mode="sync",
+            forced=False,
+            sdk_version="",
         )
-    )  # fmt: skip
+    )
     for index, (fingerprint, labels) in results.items():
         criteria = tuple(
             CriterionScore(cid, "judge", s, s, 1.0, 1, 1, False, None, (), ())
             for cid, s in zip(RUBRIC.criterion_ids, labels, strict=True)
         )
-        store.record_episode(run_id, f"cfg-{tag}", "fold", index, fingerprint, EpisodeScore(criteria, "scored", ()),
-                             {}, 1, 0.0)  # fmt: skip
+        store.record_episode(
+            run_id, f"cfg-{tag}", "fold", index, fingerprint, EpisodeScore(criteria, "scored", ()), {}, 1, 0.0
+        )
 
 
 def test_without_the_dataset_the_newest_fingerprint_on_record_decides(tmp_path: Path):

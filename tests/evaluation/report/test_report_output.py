@@ -18,9 +18,10 @@ from tests.evaluation.report.report_testkit import policy_scores
 
 HOSTILE = '<img src=x onerror="alert(1)"> | `x` & co'  # a policy name that must stay text everywhere
 SMOLVLA = policy_scores(
-    HOSTILE, [(1, 1, 0.5), (1, 1, 1), (1, 0.5, 0), (1, 1, 0), (0.5, 0, 0), (1, 1, 1), (1, 1, 0.5)],
+    HOSTILE,
+    [(1, 1, 0.5), (1, 1, 1), (1, 0.5, 0), (1, 1, 0), (0.5, 0, 0), (1, 1, 1), (1, 1, 0.5)],
     humans={(2, "R3"): 1.0, (3, "R3"): 0.5},
-)  # fmt: skip
+)
 ACT = policy_scores("act", [(0, 0, 0), (0.5, 0, 0), (1, 0.5, 0), (0, 0, 0), (0.5, 0.5, None)])
 
 

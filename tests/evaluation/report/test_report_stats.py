@@ -119,9 +119,12 @@ def test_permutation_p_by_hand_on_four_episodes():
 def test_exact_permutation_p_matches_scipy():
     result = permutation_test(TOTALS, OTHER)
     ref = stats.permutation_test(
-        (TOTALS, OTHER), lambda x, y: abs(np.mean(x) - np.mean(y)), permutation_type="independent",
-        alternative="greater", n_resamples=np.inf,
-    )  # fmt: skip
+        (TOTALS, OTHER),
+        lambda x, y: abs(np.mean(x) - np.mean(y)),
+        permutation_type="independent",
+        alternative="greater",
+        n_resamples=np.inf,
+    )
     assert result.exact
     assert result.permutations == math.comb(14, 7)
     assert result.p_value == pytest.approx(ref.pvalue)

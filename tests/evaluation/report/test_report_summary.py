@@ -77,8 +77,10 @@ def test_comparison_of_two_policies():
     assert (c.total.difference.low, c.total.difference.high) == (pytest.approx(ref.low), pytest.approx(ref.high))
     assert c.total.test == permutation_test(a, b)
     assert c.total.test.exact
-    raw = [permutation_test(SMOLVLA.values(cid, View.EFFECTIVE), ACT.values(cid, View.EFFECTIVE)).p_value
-           for cid, _ in CRITERIA]  # fmt: skip
+    raw = [
+        permutation_test(SMOLVLA.values(cid, View.EFFECTIVE), ACT.values(cid, View.EFFECTIVE)).p_value
+        for cid, _ in CRITERIA
+    ]
     assert [d.test.p_value for d in c.criteria] == pytest.approx(raw)
     assert [d.p_holm for d in c.criteria] == pytest.approx(holm_adjust(raw))
     assert c.total.p_holm is None
@@ -89,19 +91,25 @@ def test_report_holds_every_pair_in_both_views_and_is_valid_json():
     report = build_report([SMOLVLA, ACT, third], OPTIONS, "t")
     pairs = [(c.first, c.second, c.view) for c in report.comparisons]
     assert pairs == [
-        ("smolvla", "act", View.JUDGE), ("smolvla", "act", View.EFFECTIVE), ("smolvla", "pi0", View.JUDGE),
-        ("smolvla", "pi0", View.EFFECTIVE), ("act", "pi0", View.JUDGE), ("act", "pi0", View.EFFECTIVE),
-    ]  # fmt: skip
+        ("smolvla", "act", View.JUDGE),
+        ("smolvla", "act", View.EFFECTIVE),
+        ("smolvla", "pi0", View.JUDGE),
+        ("smolvla", "pi0", View.EFFECTIVE),
+        ("act", "pi0", View.JUDGE),
+        ("act", "pi0", View.EFFECTIVE),
+    ]
     doc = json.loads(json.dumps(report.to_dict(), allow_nan=False))
     assert doc["policies"][0]["effective"]["mean_total_t"]["n"] == 7
     assert doc["policies"][0]["episodes"][2]["criteria"]["R3"] == {
-        "unadjusted": {"score": 0, "source": "judge (m)"}, "effective": {"score": 1.0, "source": "person"},
+        "unadjusted": {"score": 0, "source": "judge (m)"},
+        "effective": {"score": 1.0, "source": "person"},
         "override": {"score": 1.0, "reason": "view_ambiguous", "reviewer": "ana", "created_at": "t"},
-    }  # fmt: skip
+    }
     assert doc["policies"][0]["episodes"][0]["criteria"]["R2"]["effective"] == {"score": 1, "source": "judge (m)"}
     assert [doc["policies"][0][k]["label"] for k in ("unadjusted", "effective")] == [
-        "judge (m)", "effective (judge + 4 person overrides)",
-    ]  # fmt: skip
+        "judge (m)",
+        "effective (judge + 4 person overrides)",
+    ]
     assert any("n = 2" in c for c in report.caveats)
     assert any("not a random sample" in c for c in report.caveats)
 

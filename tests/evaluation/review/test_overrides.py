@@ -109,8 +109,16 @@ def test_concurrent_overrides_from_two_connections_are_both_recorded(judged_stor
     ],
 )
 def test_bad_overrides_are_refused_and_nothing_is_written(judged_store: Path, changes: dict, message: str):
-    args = {"dataset_id": DATASET, "episode_index": 0, "criterion": "R3", "new_score": 1.0,
-            "reason": REASON_CODES[0], "note": "", "reviewer": "ana", "expected_old": 0.5} | changes  # fmt: skip
+    args = {
+        "dataset_id": DATASET,
+        "episode_index": 0,
+        "criterion": "R3",
+        "new_score": 1.0,
+        "reason": REASON_CODES[0],
+        "note": "",
+        "reviewer": "ana",
+        "expected_old": 0.5,
+    } | changes
     with EvaluationStore(judged_store) as store, OverrideStore(store) as overrides:
         with pytest.raises(OverrideError, match=message):
             overrides.record(**args)

@@ -45,10 +45,22 @@ def _write_v1(path: Path) -> list[tuple]:
             " WHERE r.episode_index = 0 AND s.criterion = 'R3'"
         ).fetchone()
         rows = [
-            (1, "2026-11-30T10:00:00.000+00:00", DATASET, 0, "R3", 0.5, 1.0, "view_ambiguous", "push seen", "ana",
-             None, judge_r3),
+            (
+                1,
+                "2026-11-30T10:00:00.000+00:00",
+                DATASET,
+                0,
+                "R3",
+                0.5,
+                1.0,
+                "view_ambiguous",
+                "push seen",
+                "ana",
+                None,
+                judge_r3,
+            ),
             (2, "2026-11-30T10:05:00.000+00:00", DATASET, 1, "R1", None, 0.5, "other", "hand score", "ben", None, None),
-        ]  # fmt: skip
+        ]
         raw.executemany(f"INSERT INTO overrides ({V1_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         raw.commit()
     finally:
@@ -75,8 +87,11 @@ def test_a_v1_overrides_store_migrates_with_its_rows_kept(judged_store: Path, da
     try:
         assert raw.execute(f"SELECT {V1_COLUMNS} FROM overrides ORDER BY override_id").fetchall() == rows
         assert raw.execute("SELECT episode_fingerprint, dataset_root FROM overrides").fetchall() == [(None, None)] * 2
-        for sql in ("UPDATE overrides SET new_score = 0", "DELETE FROM overrides",
-                    f"INSERT OR REPLACE INTO overrides ({V1_COLUMNS}) SELECT {V1_COLUMNS} FROM overrides"):  # fmt: skip
+        for sql in (
+            "UPDATE overrides SET new_score = 0",
+            "DELETE FROM overrides",
+            f"INSERT OR REPLACE INTO overrides ({V1_COLUMNS}) SELECT {V1_COLUMNS} FROM overrides",
+        ):
             with pytest.raises(sqlite3.IntegrityError, match="append-only"):
                 raw.execute(sql)
     finally:
@@ -96,9 +111,23 @@ def test_a_new_override_after_the_migration_records_its_fingerprint(judged_store
     source = open_dataset(dataset_root)
     now = episodes_now(source)
     with EvaluationStore(judged_store) as store, OverrideStore(store) as overrides:
-        o = overrides.record(DATASET, 1, "R1", 1.0, "judge_missed_evidence", "", "ana", 0.0, fingerprint=now[1],
-                             dataset_root=str(source.root))  # fmt: skip
-        assert (o.override_id, o.episode_fingerprint, o.dataset_root, o.supersedes) == (3, now[1], str(source.root),
-                                                                                        None)  # fmt: skip
+        o = overrides.record(
+            DATASET,
+            1,
+            "R1",
+            1.0,
+            "judge_missed_evidence",
+            "",
+            "ana",
+            0.0,
+            fingerprint=now[1],
+            dataset_root=str(source.root),
+        )
+        assert (o.override_id, o.episode_fingerprint, o.dataset_root, o.supersedes) == (
+            3,
+            now[1],
+            str(source.root),
+            None,
+        )
         r1 = effective_scores(store, DATASET, now)[1]["R1"]
     assert (r1.effective, r1.overridden_by, r1.stale) == (1.0, o, ())  # the stale v1 hand score is superseded

@@ -34,8 +34,14 @@ def test_simultaneous_overrides_of_one_criterion_are_all_recorded(review_server,
     def submit(k: int) -> None:
         for i in range(rounds):
             barrier.wait(timeout=60)  # both posts of a round leave together
-            form = {"csrf": tokens[k], "criterion": "R3", "score": ("0.5", "1")[k], "reason": "judge_missed_evidence",
-                    "note": f"reviewer {k} round {i}", "expected_old": "0"}  # fmt: skip
+            form = {
+                "csrf": tokens[k],
+                "criterion": "R3",
+                "score": ("0.5", "1")[k],
+                "reason": "judge_missed_evidence",
+                "note": f"reviewer {k} round {i}",
+                "expected_old": "0",
+            }
             statuses[k].append(clients[k].post("/episodes/4/overrides", data=form).status_code)
 
     threads = [threading.Thread(target=submit, args=(k,)) for k in range(2)]
@@ -77,8 +83,15 @@ def test_filters_routed_audit_tag_criterion_and_status(dataset_root: Path, judge
         page = client.get("/episodes/2?routed=1").text
         assert 'href="/episodes/0?routed=1" id="prev-link"' in page  # j/k stay inside the filter
         assert 'href="/episodes/4?routed=1" id="next-link"' in page
-        form = {"csrf": override_csrf(page), "criterion": "R2", "score": "0.5", "reason": "confirmed", "note": "",
-                "expected_old": "0.5", "filters": "routed=1"}  # fmt: skip
+        form = {
+            "csrf": override_csrf(page),
+            "criterion": "R2",
+            "score": "0.5",
+            "reason": "confirmed",
+            "note": "",
+            "expected_old": "0.5",
+            "filters": "routed=1",
+        }
         assert client.post("/episodes/2/overrides", data=form).status_code == 303
         assert _listed(client.get("/?status=partial").text) == [2]
         assert _listed(client.get("/?criterion=R2&status=reviewed").text) == [2]

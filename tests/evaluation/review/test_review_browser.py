@@ -53,8 +53,9 @@ def _frame_label(page: Page) -> int:
 
 
 def _expect_frame(page: Page, frame: int) -> None:
-    page.wait_for_function(f"() => document.getElementById('frame-label').dataset.frame === '{frame}'",
-                           timeout=TIMEOUT_MS)  # fmt: skip
+    page.wait_for_function(
+        f"() => document.getElementById('frame-label').dataset.frame === '{frame}'", timeout=TIMEOUT_MS
+    )
     assert _shown(page) == {view: (EPISODE, frame, i) for i, view in enumerate(VIEWS)}
 
 
@@ -71,8 +72,9 @@ def test_play_step_override_reload(browser: Browser, review_server, judged_store
     assert page.evaluate("() => document.getElementById('video-overhead').currentTime") == pytest.approx(9.0, abs=0.03)
 
     page.keyboard.press(" ")  # play
-    page.wait_for_function("() => parseInt(document.getElementById('frame-label').dataset.frame) >= 12",
-                           timeout=TIMEOUT_MS)  # fmt: skip
+    page.wait_for_function(
+        "() => parseInt(document.getElementById('frame-label').dataset.frame) >= 12", timeout=TIMEOUT_MS
+    )
     page.keyboard.press(" ")  # pause: every view snaps to the same frame
     paused = _frame_label(page)
     assert 12 <= paused < 89
@@ -102,8 +104,11 @@ def test_play_step_override_reload(browser: Browser, review_server, judged_store
     entries = page.locator("#trail-R3 tr.trail-entry")
     assert entries.count() == 1
     assert [entries.locator(f"td.{c}").inner_text() for c in ("old", "new", "reason", "note")] == [
-        "0", "1", "view_ambiguous", "push visible in the right wrist view",
-    ]  # fmt: skip
+        "0",
+        "1",
+        "view_ambiguous",
+        "push visible in the right wrist view",
+    ]
     assert "tester" in entries.inner_text()  # the server's reviewer (the form never names one that counts)
     assert page.locator("#effective-total").inner_text() == "3"
     page.keyboard.press("j")  # next episode

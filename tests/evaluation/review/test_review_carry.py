@@ -42,11 +42,29 @@ def curated(dataset_root: Path, judged_store_template: Path, tmp_path_factory) -
     opened = open_dataset(source)
     with EvaluationStore(default_store_path(source)) as store, OverrideStore(store) as overrides:
         old = effective_scores(store, opened.dataset_id, episodes_now(opened))[2]["R1"].effective
-        overrides.record(opened.dataset_id, 2, "R1", 0.0 if old else 1.0, "other", "the cloth slipped", "tester",
-                         old, fingerprint=opened.fingerprint(opened.episode(2)), dataset_root=str(source))  # fmt: skip
+        overrides.record(
+            opened.dataset_id,
+            2,
+            "R1",
+            0.0 if old else 1.0,
+            "other",
+            "the cloth slipped",
+            "tester",
+            old,
+            fingerprint=opened.fingerprint(opened.episode(2)),
+            dataset_root=str(source),
+        )
     out = source.parent / "fold_clean"
-    code = edit_main([f"--dataset.root={source}", "--dataset.repo_id=test/fold", "--drop=1", "--trim=3:5:80",
-                      f"--new_dataset.root={out}", "--new_dataset.repo_id=test/fold_clean"])  # fmt: skip
+    code = edit_main(
+        [
+            f"--dataset.root={source}",
+            "--dataset.repo_id=test/fold",
+            "--drop=1",
+            "--trim=3:5:80",
+            f"--new_dataset.root={out}",
+            "--new_dataset.repo_id=test/fold_clean",
+        ]
+    )
     assert code == 0
     return source, out
 
@@ -54,8 +72,11 @@ def curated(dataset_root: Path, judged_store_template: Path, tmp_path_factory) -
 def test_whole_episodes_bring_their_scores_and_the_trimmed_one_starts_unscored(curated):
     source, out = curated
     assert [(o.episode_index, o.source_episode, o.whole) for o in read_lineage(out)] == [
-        (0, 0, True), (1, 2, True), (2, 3, False), (3, 4, True),
-    ]  # fmt: skip
+        (0, 0, True),
+        (1, 2, True),
+        (2, 3, False),
+        (3, 4, True),
+    ]
     source_store = default_store_path(source)
     before = _sha(source_store)
     new = open_dataset(out)

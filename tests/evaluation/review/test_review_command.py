@@ -48,8 +48,9 @@ def test_a_non_loopback_host_without_a_token_is_refused(host, dataset_root: Path
         (["--server.host=127.0.0.1", "--reviewer= "], None),
     ],
 )
-def test_bad_options_get_one_clear_line(args, message, dataset_root: Path, judged_store: Path, tmp_path, capsys,
-                                        monkeypatch):  # fmt: skip
+def test_bad_options_get_one_clear_line(
+    args, message, dataset_root: Path, judged_store: Path, tmp_path, capsys, monkeypatch
+):
     if message is None:  # no reviewer name anywhere
         monkeypatch.delenv("USER", raising=False)
         monkeypatch.delenv("USERNAME", raising=False)
@@ -74,8 +75,18 @@ def test_a_token_on_the_command_line_is_warned_about_and_one_in_a_file_is_not(da
     token_file = tmp_path / "token"
     token_file.write_text(f"{TOKEN}\n")
     token_file.chmod(0o600)
-    assert main([f"--dataset.root={dataset_root}", missing, f"--server.access_token_file={token_file}",
-                 "--server.host=0.0.0.0", "--reviewer=tester"]) == EXIT_USAGE  # fmt: skip
+    assert (
+        main(
+            [
+                f"--dataset.root={dataset_root}",
+                missing,
+                f"--server.access_token_file={token_file}",
+                "--server.host=0.0.0.0",
+                "--reviewer=tester",
+            ]
+        )
+        == EXIT_USAGE
+    )
     out = " ".join(capsys.readouterr().out.split())
     assert "warning" not in out
     assert "refusing to serve" not in out  # the file's token counts for a non-loopback host
@@ -101,9 +112,15 @@ def _as_a_background_job() -> None:
 )
 @pytest.mark.slow
 def test_served_on_all_interfaces_with_a_token_then_stopped(signum, start, dataset_root: Path, judged_store: Path):
-    review = ReviewProcess(f"--dataset.root={dataset_root}", f"--store_path={judged_store}", "--server.host=0.0.0.0",
-                           "--server.port=0", "--reviewer=ana", env={"SO101_REVIEW_TOKEN": TOKEN},
-                           preexec_fn=start)  # fmt: skip
+    review = ReviewProcess(
+        f"--dataset.root={dataset_root}",
+        f"--store_path={judged_store}",
+        "--server.host=0.0.0.0",
+        "--server.port=0",
+        "--reviewer=ana",
+        env={"SO101_REVIEW_TOKEN": TOKEN},
+        preexec_fn=start,
+    )
     proc = review.proc
     try:
         url = review.url()
@@ -115,8 +132,14 @@ def test_served_on_all_interfaces_with_a_token_then_stopped(signum, start, datas
         page = client.get(f"/episodes/0?token={TOKEN}")
         assert page.status_code == 200
         csrf = override_csrf(page.text)
-        form = {"csrf": csrf, "criterion": "R3", "score": "1", "reason": "view_ambiguous", "note": "",
-                "expected_old": "0.5"}  # fmt: skip
+        form = {
+            "csrf": csrf,
+            "criterion": "R3",
+            "score": "1",
+            "reason": "view_ambiguous",
+            "note": "",
+            "expected_old": "0.5",
+        }
         assert client.post("/episodes/0/overrides", data=form).status_code == 200  # after the redirect
         client.close()
     finally:

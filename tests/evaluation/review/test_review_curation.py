@@ -56,8 +56,9 @@ def test_marks_on_the_page_write_the_dataset_so101_edit_writes_for_them(browser:
         page.wait_for_function("() => document.getElementById('traces').dataset.ready === '1'", timeout=TIMEOUT_MS)
         length = int(page.locator("#scrubber").get_attribute("max")) + 1
         page.locator("#scrubber").fill("10")
-        page.wait_for_function("() => document.getElementById('frame-label').dataset.frame === '10'",
-                               timeout=TIMEOUT_MS)  # fmt: skip
+        page.wait_for_function(
+            "() => document.getElementById('frame-label').dataset.frame === '10'", timeout=TIMEOUT_MS
+        )
         page.locator("#trim-start-here").click()
         assert page.locator("#trim-start").input_value() == "10"
         page.locator("#trim-stop").fill(str(length - 5))

@@ -25,8 +25,9 @@ RERECORDED = (Scenario.FOLD_AND_PUSH, Scenario.GRASP_ONLY, Scenario.FOLD_NO_PUSH
 
 def _effective(page: str, criterion: str) -> tuple[str, str]:
     """(source, score) of a criterion's effective score on an episode page."""
-    section = re.search(rf'id="criterion-{criterion}".*?class="effective-score" data-source="([^"]+)">([^<]*)<', page,
-                        re.S)  # fmt: skip
+    section = re.search(
+        rf'id="criterion-{criterion}".*?class="effective-score" data-source="([^"]+)">([^<]*)<', page, re.S
+    )
     assert section, f"no effective score of {criterion} on the page"
     return section.group(1), section.group(2)
 
@@ -38,14 +39,20 @@ def _notices(page: str) -> list[str]:
 @pytest.mark.slow
 def test_an_override_on_a_re_recorded_episode_is_stale_and_not_applied(
     tmp_path: Path, server: FakeMessagesServer, capsys
-):  # fmt: skip
+):
     root = small_dataset(tmp_path / "fold_rerecord")
     store_path = default_store_path(root)
     assert judge(root, server, JUDGED).scored == 3
     with serving(root, store_path, reviewer="ana") as review:
         client = httpx.Client(base_url=review.url)
-        form = {"csrf": override_csrf(client.get("/episodes/1").text), "criterion": "R1", "score": "1",
-                "reason": "judge_missed_evidence", "note": "grasp seen", "expected_old": "0"}  # fmt: skip
+        form = {
+            "csrf": override_csrf(client.get("/episodes/1").text),
+            "criterion": "R1",
+            "score": "1",
+            "reason": "judge_missed_evidence",
+            "note": "grasp seen",
+            "expected_old": "0",
+        }
         assert client.post("/episodes/1/overrides", data=form).status_code == 303
         page = client.get("/episodes/1").text
         client.close()

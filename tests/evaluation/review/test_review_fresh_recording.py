@@ -107,8 +107,9 @@ def test_the_traces_lie_under_the_videos_and_follow_them(browser: Browser, serve
     page.locator("#trace-right").click(position={"x": box["width"] * 0.75, "y": box["height"] / 2})  # scrolled to
     if SCREENSHOT:
         page.screenshot(path=SCREENSHOT, full_page=True)
-    page.wait_for_function("() => parseInt(document.getElementById('frame-label').dataset.frame) > 20",
-                           timeout=TIMEOUT_MS)  # fmt: skip
+    page.wait_for_function(
+        "() => parseInt(document.getElementById('frame-label').dataset.frame) > 20", timeout=TIMEOUT_MS
+    )
     frame = _frame(page)
     assert page.locator("#trace-left").get_attribute("data-cursor") == str(frame)  # a click moved the players
     page.locator("#scrubber").fill("10")  # the scrubber moves them too (it once snapped back to the shown frame)

@@ -23,9 +23,15 @@ SOCKET_TIMEOUT_S = 60.0  # a server that waited for the rest of a body would mak
 def test_a_posted_reviewer_is_ignored_and_the_trail_shows_the_servers(dataset_root: Path, judged_store: Path):
     with serving(dataset_root, judged_store, reviewer="ana") as server:
         client = httpx.Client(base_url=server.url)
-        form = {"csrf": override_csrf(client.get("/episodes/0").text), "criterion": "R3", "score": "1",
-                "note": "push seen", "reason": "view_ambiguous", "expected_old": "0.5",
-                "reviewer": "mallory"}  # fmt: skip
+        form = {
+            "csrf": override_csrf(client.get("/episodes/0").text),
+            "criterion": "R3",
+            "score": "1",
+            "note": "push seen",
+            "reason": "view_ambiguous",
+            "expected_old": "0.5",
+            "reviewer": "mallory",
+        }
         posted = client.post("/episodes/0/overrides", data=form)
         assert posted.status_code == 303
         assert "reviewer" not in posted.headers.get("set-cookie", "")  # nothing for the browser to send back
@@ -87,13 +93,20 @@ def test_a_chunked_post_is_cut_off_past_the_limit(review_server, judged_store: P
 
 def test_a_chunked_post_within_the_limit_is_read(review_server):
     client = httpx.Client(base_url=review_server.url)
-    form = {"csrf": override_csrf(client.get("/episodes/1").text), "criterion": "R1", "score": "1",
-            "reason": "confirmed", "note": "n" * 100, "expected_old": "0"}  # fmt: skip
+    form = {
+        "csrf": override_csrf(client.get("/episodes/1").text),
+        "criterion": "R1",
+        "score": "1",
+        "reason": "confirmed",
+        "note": "n" * 100,
+        "expected_old": "0",
+    }
     body = urlencode(form).encode()
     posted = client.post(
-        "/episodes/1/overrides", content=iter([body[:50], body[50:]]),  # a generator body goes chunked
+        "/episodes/1/overrides",
+        content=iter([body[:50], body[50:]]),  # a generator body goes chunked
         headers={"content-type": "application/x-www-form-urlencoded"},
-    )  # fmt: skip
+    )
     client.close()
     assert posted.request.headers.get("transfer-encoding") == "chunked"
     assert posted.status_code == 303

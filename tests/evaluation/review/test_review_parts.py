@@ -16,9 +16,18 @@ from evaluation.review.security import Secrets, host_allowed
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("127.0.0.1", True), ("127.0.0.2", True), ("localhost", True), ("::1", True), ("[::1]", True),
-     ("0.0.0.0", False), ("::", False), ("192.168.1.4", False), ("my-laptop.local", False)],
-)  # fmt: skip
+    [
+        ("127.0.0.1", True),
+        ("127.0.0.2", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.4", False),
+        ("my-laptop.local", False),
+    ],
+)
 def test_loopback_addresses(host: str, loopback: bool):
     assert is_loopback(host) is loopback
 
@@ -66,9 +75,17 @@ def test_the_token_from_a_file_and_the_warnings(tmp_path: Path, monkeypatch: pyt
 
 @pytest.mark.parametrize(
     ("header", "allowed"),
-    [("127.0.0.1:8765", True), ("localhost:80", True), ("localhost", True), ("[::1]:8765", True),
-     ("evil.example:8765", False), ("127.0.0.1.evil.example", False), ("", False), ("localhost.:1", False)],
-)  # fmt: skip
+    [
+        ("127.0.0.1:8765", True),
+        ("localhost:80", True),
+        ("localhost", True),
+        ("[::1]:8765", True),
+        ("evil.example:8765", False),
+        ("127.0.0.1.evil.example", False),
+        ("", False),
+        ("localhost.:1", False),
+    ],
+)
 def test_host_headers(header: str, allowed: bool):
     assert host_allowed(header) is allowed
 

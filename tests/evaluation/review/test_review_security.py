@@ -161,10 +161,15 @@ def _add_markup(store_path: Path) -> None:
     with EvaluationStore(store_path) as store, OverrideStore(store) as overrides:
         run_id = store.query("SELECT run_id FROM runs")[0]["run_id"]
         verdict = {
-            c: {"observations": [{"frame_ref": f"overhead@0.50s{MARKUP}", "note": MARKUP}],
-                "evidence_frames": [MARKUP], "score": 1.0, "confidence": "high", "uncertain": False}
+            c: {
+                "observations": [{"frame_ref": f"overhead@0.50s{MARKUP}", "note": MARKUP}],
+                "evidence_frames": [MARKUP],
+                "score": 1.0,
+                "confidence": "high",
+                "uncertain": False,
+            }
             for c in ("R1", "R2", "R3")
-        }  # fmt: skip
+        }
         store.record_call(CallRecord(run_id, 0, "fp", 3, "first", "c", "ok", [], parsed=verdict))
         overrides.record("fold_virtual", 0, "R2", 0.5, "other", MARKUP, "<i>mallory</i>", 1.0)
 

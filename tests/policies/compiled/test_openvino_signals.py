@@ -38,7 +38,8 @@ print("after", flush=True)
 
 def test_sigterm_after_the_graphs_are_released_reaches_its_handler(tmp_path: Path):
     repo = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True,
-                          cwd=repo, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, cwd=repo, timeout=120
+    )
     assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
     assert done.stdout.split() == ["handled", "after"]

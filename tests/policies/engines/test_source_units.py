@@ -59,16 +59,23 @@ def test_a_starved_first_tick_holds_the_followers_pose_then_the_last_goal():
     assert held == observation().state()
     assert not source.has_acted
     assert source.facts() == {
-        "chunk_id": -1.0, "index_in_chunk": -1.0, "chunk_latency_s": pytest.approx(math.nan, nan_ok=True),
-        "queue_depth": 3.0, "starved": 1.0,
-    }  # fmt: skip
+        "chunk_id": -1.0,
+        "index_in_chunk": -1.0,
+        "chunk_latency_s": pytest.approx(math.nan, nan_ok=True),
+        "queue_depth": 3.0,
+        "starved": 1.0,
+    }
     assert set(source.action(observation(offset=2.0), tick(1)).values()) == {5.0}
     assert source.has_acted
     assert set(source.action(observation(offset=4.0), tick(2)).values()) == {5.0}  # not the arms' new pose
     assert source.action(observation(), tick(3))["right_gripper.pos"] == 6.0
     assert source.facts() == {
-        "chunk_id": 1.0, "index_in_chunk": 2.0, "chunk_latency_s": 0.25, "queue_depth": 9.0, "starved": 0.0
-    }  # fmt: skip
+        "chunk_id": 1.0,
+        "index_in_chunk": 2.0,
+        "chunk_latency_s": 0.25,
+        "queue_depth": 9.0,
+        "starved": 0.0,
+    }
 
 
 def test_reset_starts_a_new_episode_holding_the_new_pose():

@@ -15,8 +15,17 @@ def test_chunks_are_executed_in_order_n_action_steps_at_a_time():
     engine = SyncEngine(predictor, n_action_steps=4)
     served = [engine.next_action(inputs_at(tick), tick) for tick in range(10)]
     assert [(a.chunk_id, a.index_in_chunk) for a in served] == [
-        (0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1), (1, 2), (1, 3), (2, 0), (2, 1)
-    ]  # fmt: skip
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (1, 0),
+        (1, 1),
+        (1, 2),
+        (1, 3),
+        (2, 0),
+        (2, 1),
+    ]
     assert [int(a.values[0]) for a in served] == [0, 1, 2, 3, 1000, 1001, 1002, 1003, 2000, 2001]
     assert [call.time_s for call in predictor.calls] == [0.0, 4.0, 8.0]  # computed from the tick that found it empty
     stats = engine.stats()

@@ -22,10 +22,20 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
     folder = tmp_path_factory.mktemp("replay_recording")
     rig = rig_yaml(folder)
     root = folder / "dataset"
-    result = run("so101-record", f"--config_path={rig}", "--dataset.repo_id=test/replay", f"--dataset.root={root}",
-                 "--dataset.vcodec=h264", "--session.episode_s=2", "--session.reset_s=0.5",
-                 "--session.num_episodes=2", "--gates.min_fps=20", "--gates.max_period_error_p99_ms=200",
-                 "--gates.max_skew_p99_ms=200", timeout_s=300)  # fmt: skip
+    result = run(
+        "so101-record",
+        f"--config_path={rig}",
+        "--dataset.repo_id=test/replay",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        "--session.episode_s=2",
+        "--session.reset_s=0.5",
+        "--session.num_episodes=2",
+        "--gates.min_fps=20",
+        "--gates.max_period_error_p99_ms=200",
+        "--gates.max_skew_p99_ms=200",
+        timeout_s=300,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return Recording(root=root, rig_file=rig, runtime_dir=folder / "run")
 

@@ -13,9 +13,16 @@ from robot.joints import BIMANUAL_KEYS
 
 def dataset(names=BIMANUAL_KEYS, fps=30, state=True) -> ReplayDataset:
     info = EpisodeInfo(index=0, length=3, task="Fold the cloth", data_path=Path("x.parquet"), videos=())
-    return ReplayDataset(root=Path("/data/fold"), repo_id="me/fold", fps=fps, robot_type="bi_so_follower",
-                         action_names=tuple(names), state_names=tuple(names) if state else None, cameras={},
-                         episodes=(info,))  # fmt: skip
+    return ReplayDataset(
+        root=Path("/data/fold"),
+        repo_id="me/fold",
+        fps=fps,
+        robot_type="bi_so_follower",
+        action_names=tuple(names),
+        state_names=tuple(names) if state else None,
+        cameras={},
+        episodes=(info,),
+    )
 
 
 def episode(ds: ReplayDataset) -> EpisodeData:

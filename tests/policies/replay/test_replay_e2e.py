@@ -256,8 +256,9 @@ def test_tracking_leaves_out_ticks_whose_read_failed(dry_here: ReplayRun):
 @pytest.mark.slow
 def test_the_virtual_followers_track_the_recorded_actions(tmp_path: Path, recording: Recording):
     """Episode 1: eased from the fresh virtual rig's pose to its first action, then replayed in real time."""
-    virtual = replay(recording, recording.root, tmp_path / "report", "--dataset.episodes=1", "--target=virtual",
-                     timeout_s=240)  # fmt: skip
+    virtual = replay(
+        recording, recording.root, tmp_path / "report", "--dataset.episodes=1", "--target=virtual", timeout_s=240
+    )
     assert virtual.report["run"]["target"] == "virtual"
     assert virtual.report["run"]["pace"] == "realtime"
     steps = encoder_steps(recording)
@@ -299,12 +300,16 @@ def test_the_virtual_followers_track_the_recorded_actions(tmp_path: Path, record
                 if np.ptp(sent[k - window : k + 1, column]) <= 2 * steps[column] + 1e-6:
                     settled += 1
                     assert lag[k, column] <= reached, (
-                        entry["episode"], key, k, lag[k, column], reached,
+                        entry["episode"],
+                        key,
+                        k,
+                        lag[k, column],
+                        reached,
                         # what the next failure needs to tell a slow follower from a blocked gripper:
                         np.round(sent[k - window : k + 1, column], 3).tolist(),
                         np.round(observed[k - window : k + 2, column], 3).tolist(),
                         entry["safety_events"][:10],
-                    )  # fmt: skip
+                    )
             if not intervened:
                 assert tracking["max_abs"][key] == pytest.approx(lag[fresh, column].max(), abs=1e-4)
         assert settled > 0  # some goals hold still (a wrist roll, a gripper before the grasp)

@@ -19,8 +19,7 @@ from tests.support.replays import replay, replay_here
 def test_an_open_loop_act_dry_run_reports_error_seams_and_latency(
     tmp_path: Path, recording: Recording, tiny_act_dir: Path
 ):
-    act = replay(recording, recording.root, tmp_path / "report", f"--policy.path={tiny_act_dir}",
-                 "--policy.device=cpu")  # fmt: skip
+    act = replay(recording, recording.root, tmp_path / "report", f"--policy.path={tiny_act_dir}", "--policy.device=cpu")
     assert "act checkpoint" in act.report["run"]["policy"]
     [entry] = act.report["episodes"]
     assert entry["frames_replayed"] == EPISODE_FRAMES
@@ -50,8 +49,9 @@ def test_the_recorded_predictor_scores_zero_error(
     tmp_path: Path, recording: Recording, capsys: pytest.CaptureFixture[str]
 ):
     """The measurement's own sanity check: a 'policy' that returns the recorded next actions."""
-    recorded = replay_here(capsys, recording, recording.root, tmp_path / "report", "--policy.path=recorded",
-                           "--dataset.episodes=all")  # fmt: skip
+    recorded = replay_here(
+        capsys, recording, recording.root, tmp_path / "report", "--policy.path=recorded", "--dataset.episodes=all"
+    )
     assert recorded.report["run"]["policy"] == "the recorded actions (sync engine)"
     for entry in recorded.report["episodes"]:
         policy = entry["policy"]

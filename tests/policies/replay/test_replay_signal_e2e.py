@@ -16,8 +16,14 @@ pytestmark = pytest.mark.slow
 
 def test_sigterm_mid_replay_writes_the_report_and_rests(tmp_path: Path, recording: Recording):
     rig = rig_yaml(tmp_path)  # a virtual rig of this test's own, served by so101-sim
-    args = [f"--config_path={rig}", f"--dataset.root={recording.root}", "--dataset.episodes=0,1",
-            "--target=virtual", f"--report.output_dir={tmp_path / 'report'}", "--report.stills=0"]  # fmt: skip
+    args = [
+        f"--config_path={rig}",
+        f"--dataset.root={recording.root}",
+        "--dataset.episodes=0,1",
+        "--target=virtual",
+        f"--report.output_dir={tmp_path / 'report'}",
+        "--report.stills=0",
+    ]
     with sim_client(rig) as client:
         start = followers(client)
         with ForegroundJob("so101-replay", *args) as job:

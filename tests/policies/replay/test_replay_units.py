@@ -41,15 +41,21 @@ def test_a_dry_replay_runs_on_one_arm_and_states_the_units(percent_dataset, tmp_
     code = main([f"--dataset.root={percent_dataset}", "--joint_map=left", f"--report.output_dir={tmp_path / 'r'}"])
     out = " ".join(capsys.readouterr().out.split())
     assert code == 0, out
-    assert (f"joint units: percent of each joint's range (detected: {FRAMES // 3} of {FRAMES} frames hold a body"
-            " joint at exactly +/-100)") in out  # fmt: skip
+    assert (
+        f"joint units: percent of each joint's range (detected: {FRAMES // 3} of {FRAMES} frames hold a body"
+        " joint at exactly +/-100)"
+    ) in out
     assert "held joints: right_shoulder_pan.pos" in out
     assert (tmp_path / "r" / "report.json").is_file()
 
 
 def test_live_arms_are_refused_until_the_units_are_given(percent_dataset, tmp_path, capsys):
-    args = [f"--dataset.root={percent_dataset}", "--joint_map=left", "--target=live",
-            f"--report.output_dir={tmp_path / 'r'}"]  # fmt: skip
+    args = [
+        f"--dataset.root={percent_dataset}",
+        "--joint_map=left",
+        "--target=live",
+        f"--report.output_dir={tmp_path / 'r'}",
+    ]
     assert main(args) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert "holds joints in percent of each joint's range" in err

@@ -23,8 +23,13 @@ from robot.config import RigConfig
 from robot.setup.rig_file import TEMPLATE_RIG_FILE, write_rig_section
 
 FAST = CaptureConfig(reconnect_attempts=0)
-CONTROLS = {cv2.CAP_PROP_EXPOSURE, cv2.CAP_PROP_AUTO_EXPOSURE, cv2.CAP_PROP_GAIN, cv2.CAP_PROP_FOCUS,
-            cv2.CAP_PROP_AUTOFOCUS}  # fmt: skip
+CONTROLS = {
+    cv2.CAP_PROP_EXPOSURE,
+    cv2.CAP_PROP_AUTO_EXPOSURE,
+    cv2.CAP_PROP_GAIN,
+    cv2.CAP_PROP_FOCUS,
+    cv2.CAP_PROP_AUTOFOCUS,
+}
 UVC_CONTROLS = {  # prop: (min, max, step, the camera's own value)
     cv2.CAP_PROP_AUTO_EXPOSURE: (1, 3, 2, 3),  # V4L2 exposure_auto: 1 manual, 3 aperture priority (auto)
     cv2.CAP_PROP_EXPOSURE: (3, 2047, 1, 250),
@@ -66,8 +71,12 @@ class ControlCapture:
         return True
 
     def get(self, prop: int) -> float:
-        format_and_size = {cv2.CAP_PROP_FOURCC: float(cv2.VideoWriter.fourcc(*"MJPG")), cv2.CAP_PROP_FRAME_WIDTH: 640.0,
-                           cv2.CAP_PROP_FRAME_HEIGHT: 480.0, cv2.CAP_PROP_FPS: 30.0}  # fmt: skip
+        format_and_size = {
+            cv2.CAP_PROP_FOURCC: float(cv2.VideoWriter.fourcc(*"MJPG")),
+            cv2.CAP_PROP_FRAME_WIDTH: 640.0,
+            cv2.CAP_PROP_FRAME_HEIGHT: 480.0,
+            cv2.CAP_PROP_FPS: 30.0,
+        }
         if prop in format_and_size:
             return format_and_size[prop]
         return float(self.camera.values.get(prop, -1.0))

@@ -57,8 +57,13 @@ def test_drop_two_and_trim_one_writes_a_dataset_lerobot_loads_decodes_and_trains
     names, states = recorded_states(source)
     out = tmp_path / "curated"
     trim = (10, original[2] - 5)
-    result = edit(source, "--drop=1,3", f"--trim=2:{trim[0]}:{trim[1]}", f"--new_dataset.root={out}",
-                  f"--new_dataset.repo_id={OUT_REPO}")  # fmt: skip
+    result = edit(
+        source,
+        "--drop=1,3",
+        f"--trim=2:{trim[0]}:{trim[1]}",
+        f"--new_dataset.root={out}",
+        f"--new_dataset.repo_id={OUT_REPO}",
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "3 of 5 episodes kept" in result.stdout
     assert "renumbered: 2->1, 4->2" in result.stdout
@@ -124,8 +129,13 @@ def test_split_then_merge_gives_back_every_episode_with_its_sidecar(source: Path
     assert lengths(splits / "train") == lengths(source)[:3]
     assert lengths(splits / "val") == lengths(source)[3:]
     merged = tmp_path / "merged"
-    result = run("so101-edit", f"--dataset.root={splits / 'train'}", f"--merge={splits / 'val'}",
-                 f"--new_dataset.root={merged}", timeout_s=300)  # fmt: skip
+    result = run(
+        "so101-edit",
+        f"--dataset.root={splits / 'train'}",
+        f"--merge={splits / 'val'}",
+        f"--new_dataset.root={merged}",
+        timeout_s=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert lengths(merged) == lengths(source)
     assert [c.status for c in check_all(merged)] == ["ok"] * 5

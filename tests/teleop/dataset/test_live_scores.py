@@ -35,9 +35,14 @@ def test_round_trip_and_the_exact_format(tmp_path: Path):
     write_live_score(tmp_path, skipped)
     assert path == tmp_path / "meta/so101/live_scores/episode-000003.json" == live_score_path(tmp_path, 3)
     assert json.loads(path.read_text()) == {
-        "schema": 1, "episode_index": 3, "operator": "ana", "scored_at": WHEN, "skipped": False,
-        "scores": {"R1": 1.0, "R2": 0.5, "R3": 0.0}, "frames": 412,
-    }  # fmt: skip
+        "schema": 1,
+        "episode_index": 3,
+        "operator": "ana",
+        "scored_at": WHEN,
+        "skipped": False,
+        "scores": {"R1": 1.0, "R2": 0.5, "R3": 0.0},
+        "frames": 412,
+    }
     assert json.loads(live_score_path(tmp_path, 12).read_text())["scores"] == {}
     assert "frames" not in json.loads(live_score_path(tmp_path, 12).read_text())
     assert read_live_scores(tmp_path) == [scored, skipped]  # by episode index

@@ -34,9 +34,13 @@ writer.save_episode({{"episode": 2}})  # the writer stops itself inside this com
 def test_a_commit_outlives_the_recorders_group_signals_and_death(committed):
     root, _ = committed
     repo = str(Path(__file__).resolve().parents[3])
-    recorder = subprocess.Popen([sys.executable, "-c", SAVING_RECORDER.format(repo=repo, root=str(root))],
-                                stdout=subprocess.PIPE, text=True, start_new_session=True,
-                                env=os.environ | {ENV: "stop@save:journaled"})  # fmt: skip
+    recorder = subprocess.Popen(
+        [sys.executable, "-c", SAVING_RECORDER.format(repo=repo, root=str(root))],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=os.environ | {ENV: "stop@save:journaled"},
+    )
     try:
         writer = int(recorder.stdout.readline())
         wait_until(lambda: process_state(writer) == "T", 120, "the writer to stop inside the commit")
