@@ -5,8 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # pytest-xdist workers: each takes whole test files, the longest first (tests/README.md: measured on 2 cores).
-# 1 until test_ring_memory's /dev/shm check ignores files other workers make (it failed quiet at 2).
-TEST_WORKERS ?= 1
+TEST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: setup demo test test-fast lint bench figures clean

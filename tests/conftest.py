@@ -164,6 +164,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("in-test retries")
     for line in summary_lines(TALLY):
         terminalreporter.write_line(line)
+    from tests.support.warm_start import summary_line
+
+    terminalreporter.write_line(summary_line())
     leaks = [record["test"] for record in session_files.read(REALTIME_LEAKS)]
     if leaks:
         terminalreporter.write_line(f"main thread returned to ordinary scheduling after: {', '.join(leaks)}")

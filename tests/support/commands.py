@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from robot.virtual.client import VirtualRigClient
-from tests.support import next_steps
+from tests.support import next_steps, warm_start
 
 BIN = Path(sys.executable).parent
 
@@ -29,12 +29,57 @@ def script(name: str) -> str:
 def run(
     name: str, *args: str, timeout_s: float = 240.0, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The command's run to its end; `env` adds to the environment. The next steps it printed are logged."""
-    result = subprocess.run(
-        [script(name), *args], capture_output=True, text=True, timeout=timeout_s, env=os.environ | (env or {}), cwd=cwd
-    )
+    """The command's run to its end; `env` adds to the environment. The next steps it printed are logged.
+
+    Forked by this process's warm-start server (tests/support/warm_start.py) unless the environment
+    asks for a real exec; either way the result is what `subprocess.run(..., capture_output=True,
+    text=True)` returns, and a timeout kills the command and raises `subprocess.TimeoutExpired`.
+    """
+    command = [script(name), *args]
+    environment = os.environ | (env or {})
+    if warm_start.needs_exec(environment):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=environment, cwd=cwd)
+    else:
+        result = _run_warm(command, environment, cwd, timeout_s)
     next_steps.record(f"{result.stdout}\n{result.stderr}", f"{next_steps.current_test()} ({name})", name)
     return result
+
+
+def _run_warm(
+    command: list[str], env: dict[str, str], cwd: Path | None, timeout_s: float
+) -> subprocess.CompletedProcess[str]:
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        folder = None if cwd is None else str(cwd)
+        child = warm_start.WarmStarter.get().start(command, env=env, cwd=folder, stdin=0, stdout=out_w, stderr=err_w)
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    output = {out_r: b"", err_r: b""}
+    deadline = time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as selector:
+        for fd in output:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            if time.monotonic() > deadline:
+                child.kill()
+                child.wait()
+                for key in list(selector.get_map().values()):
+                    os.close(key.fd)
+                raise subprocess.TimeoutExpired(command, timeout_s, output[out_r], output[err_r])
+            for key, _ in selector.select(timeout=max(0.0, deadline - time.monotonic())):
+                chunk = os.read(key.fd, 65536)
+                output[key.fd] += chunk
+                if not chunk:
+                    selector.unregister(key.fd)
+                    os.close(key.fd)
+    code = child.wait(timeout=max(5.0, deadline - time.monotonic()))
+
+    def text(data: bytes) -> str:  # subprocess's text mode: the locale's encoding, universal newlines
+        return data.decode().replace("\r\n", "\n").replace("\r", "\n")
+
+    return subprocess.CompletedProcess(command, code, text(output[out_r]), text(output[err_r]))
 
 
 def virtual_rig_file(tmp_path: Path, **virtual) -> Path:
@@ -143,24 +188,22 @@ class ForegroundJob:
     def __init__(self, name: str, *args: str, terminal: bool = False, env: dict[str, str] | None = None) -> None:
         import threading
 
-        command = [sys.executable, "-c", _DEFAULT_SIGNALS, script(name), *args]
         environment = os.environ | {"PYTHONUNBUFFERED": "1", "COLUMNS": "200", "TERM": "xterm"} | (env or {})
         self._master: int | None = None
         if terminal:
             import pty
 
-            self._master, slave = pty.openpty()
-            self.process = subprocess.Popen(
-                command, stdin=slave, stdout=slave, stderr=slave, env=environment, start_new_session=True
-            )
-            os.close(slave)
-            source = self._master
+            self._master, write_end = pty.openpty()
+            stdin, source = write_end, self._master
         else:
-            pipe, merged = subprocess.PIPE, subprocess.STDOUT
-            self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=pipe, stderr=merged, env=environment, start_new_session=True
-            )
-            source = self.process.stdout.fileno()
+            source, write_end = os.pipe()
+            stdin = os.open(os.devnull, os.O_RDONLY)
+        try:
+            self.process = _start_job([script(name), *args], environment, stdin, write_end)
+        finally:
+            for fd in {stdin, write_end}:
+                os.close(fd)
+        self._pipe = None if terminal else source
         self.output = b""
         self._name = name
         self._logged = False
@@ -172,10 +215,12 @@ class ForegroundJob:
             try:
                 chunk = os.read(fd, 65536)
             except OSError:
-                return
+                break
             if not chunk:
-                return
+                break
             self.output += chunk
+        if fd == self._pipe:  # a pipe's read end is this reader's (a terminal's master is closed by finish/kill)
+            os.close(fd)
 
     def __enter__(self) -> "ForegroundJob":
         return self
@@ -245,6 +290,22 @@ class ForegroundJob:
         if not self._logged:
             self._logged = True
             next_steps.record(self.text, f"{next_steps.current_test()} ({self._name})", self._name)
+
+
+def _start_job(command: list[str], env: dict[str, str], stdin: int, output: int):
+    """A foreground job: a session of its own, SIGINT, SIGTERM and SIGHUP at their defaults."""
+    if not warm_start.needs_exec(env):
+        return warm_start.WarmStarter.get().start(
+            command, env=env, stdin=stdin, stdout=output, stderr=output, new_session=True, default_signals=True
+        )
+    return subprocess.Popen(
+        [sys.executable, "-c", _DEFAULT_SIGNALS, *command],
+        stdin=stdin,
+        stdout=output,
+        stderr=output,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def _parents() -> dict[int, int]:

@@ -83,13 +83,43 @@ from teleop.dataset.writer_process import DatasetWriter
 from tests.teleop.dataset.helpers import TASK, frame, spec
 from pathlib import Path
 
+def held_shm_files():
+    # /dev/shm files this process and its children map or hold open (other processes on the machine,
+    # another test worker's among them, make and remove their own there meanwhile).
+    me = str(os.getpid())
+    pids = [me] + [p for p in os.listdir("/proc") if p.isdigit() and stat_ppid(p) == me]
+    held = set()
+    for pid in pids:
+        try:
+            paths = [line.split(None, 5)[-1].strip() for line in open(f"/proc/{{pid}}/maps")]
+            paths += [readlink(f"/proc/{{pid}}/fd/{{fd}}") for fd in os.listdir(f"/proc/{{pid}}/fd")]
+        except OSError:  # the process ended meanwhile
+            continue
+        held |= {{path for path in paths if path.startswith("/dev/shm/") and not path.endswith("(deleted)")}}
+    return held
+
+
+def readlink(path):
+    try:
+        return os.readlink(path)
+    except OSError:  # the descriptor closed meanwhile (listdir's own among them)
+        return ""
+
+
+def stat_ppid(pid):
+    try:
+        return open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[1]
+    except (OSError, IndexError):
+        return None
+
+
 if __name__ == "__main__":
     before = set(os.listdir("/dev/shm"))
     with DatasetWriter(spec(Path({root!r}))) as writer:
         writer.begin_episode(TASK)
         for index in range(3):
             assert writer.add_frame(*frame(0, index))
-        during = set(os.listdir("/dev/shm")) - before
+        during = held_shm_files()
         writer.save_episode({{"episode": 0}})
     print("tracker", resource_tracker._resource_tracker._pid)
     print("shm", sorted(during))
