@@ -32,6 +32,13 @@ import threading  # noqa: E402 - after the environment above, on purpose
 import time  # noqa: E402
 
 import pytest  # noqa: E402
+import tqdm  # noqa: E402
+
+# No tqdm monitor thread in the test processes. A progress bar (LeRobot loading a dataset in a test)
+# starts one that lingers ~10 s, and a DatasetWriter opened meanwhile then spawns its writer (a fresh
+# interpreter: ~8 s of CPU importing LeRobot) where a command, which opens it before any thread
+# starts, forks it: 17 spawns in one suite run. The monitor only flags stalled bars.
+tqdm.tqdm.monitor_interval = 0
 
 from tests.support import next_steps  # noqa: E402
 

@@ -4,13 +4,14 @@ Every command a test runs would otherwise spend 3-8 s of CPU importing torch, to
 transformers and LeRobot's dataset stack before its first line of work (tests/README.md: more than a
 third of the suite's CPU). One server per test process imports them once and forks a child per
 command. The child is the command as a user's shell starts it in every way the tests can see: its
-own pid (signals, process groups, /proc), the console script's `main` from the entry point, the
-product's own modules imported afresh, the given environment, working folder, standard streams and
-signal dispositions, `sys.argv` and `__main__` as the console script sets them, and the interpreter's
-exit (non-daemon threads joined, atexit handlers, streams flushed; an uncaught Ctrl-C ends it by
-SIGINT). Only third-party libraries come pre-imported, and a command whose environment differs from
-the server's in a variable those libraries might read at import is executed for real instead
-(`needs_exec`). The product forks its own dataset writer the same way, after the same imports.
+own pid (signals, process groups, its command line and name in /proc), the console script's `main`
+from the entry point, the product's own modules imported afresh, the given environment, working
+folder, standard streams and signal dispositions, `sys.argv` and `__main__` as the console script
+sets them, and the interpreter's exit (non-daemon threads joined, atexit handlers, streams flushed;
+an uncaught Ctrl-C ends it by SIGINT). Only third-party libraries come pre-imported, and a command
+whose environment differs from the server's in a variable those libraries might read at import is
+executed for real instead (`needs_exec`). The product forks its own dataset writer the same way,
+after the same imports.
 
     server = WarmStarter.get()                   # per test process, started on first use
     child = server.start(["/venv/bin/so101-record", "--help"], env=os.environ, stdout=fd)
@@ -276,6 +277,7 @@ def _child(request: dict, fds: list[int], connection: socket.socket, ignored: se
         for fd in fds:
             if fd > 2:
                 os.close(fd)
+        _name_process(request["args"])
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -290,6 +292,14 @@ def _child(request: dict, fds: list[int], connection: socket.socket, ignored: se
 
         traceback.print_exc()
     _exit(code)
+
+
+def _name_process(args: list[str]) -> None:
+    """The command line and name a user's exec would show in /proc and ps: tests find leftovers by it."""
+    import setproctitle
+
+    setproctitle.setproctitle(" ".join([sys.executable, *args]))  # a console script runs as `python <script> ...`
+    setproctitle.setthreadtitle(Path(args[0]).name[:15])  # /proc/<pid>/comm: the script's name, as exec sets it
 
 
 def _new_streams() -> None:
