@@ -37,7 +37,9 @@ def run(
     """
     command = [script(name), *args]
     environment = os.environ | (env or {})
-    if warm_start.needs_exec(environment):
+    why_exec = warm_start.needs_exec(environment)
+    warm_start.count_start(why_exec)
+    if why_exec:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=environment, cwd=cwd)
     else:
         result = _run_warm(command, environment, cwd, timeout_s)
@@ -294,7 +296,9 @@ class ForegroundJob:
 
 def _start_job(command: list[str], env: dict[str, str], stdin: int, output: int):
     """A foreground job: a session of its own, SIGINT, SIGTERM and SIGHUP at their defaults."""
-    if not warm_start.needs_exec(env):
+    why_exec = warm_start.needs_exec(env)
+    warm_start.count_start(why_exec)
+    if not why_exec:
         return warm_start.WarmStarter.get().start(
             command, env=env, stdin=stdin, stdout=output, stderr=output, new_session=True, default_signals=True
         )

@@ -78,15 +78,18 @@ STARTS = "command_starts"  # the session file (tests/support/session_files.py) c
 def needs_exec(env: dict[str, str]) -> str | None:
     """Why a command with `env` must be executed for real (a variable a library may read at import), or None.
 
-    Each answer is counted in the session's `STARTS` file; the terminal summary prints the counts.
+    The commands count each start in the session's `STARTS` file (`count_start`).
     """
     base = os.environ
     changed = {k for k in env.keys() | base.keys() if env.get(k) != base.get(k)}
     unsafe = sorted(k for k in changed if k not in _RUNTIME_ENV and not k.startswith(_RUNTIME_ENV_PREFIXES))
     why = f"{COLD_START_ENV}=1" if os.environ.get(COLD_START_ENV) == "1" else None
-    why = why or (f"environment differs in {unsafe}" if unsafe else None)
-    session_files.append(STARTS, {"exec": why})
-    return why
+    return why or (f"environment differs in {unsafe}" if unsafe else None)
+
+
+def count_start(why_exec: str | None) -> None:
+    """Count a command's start for the terminal summary: forked, or executed and why."""
+    session_files.append(STARTS, {"exec": why_exec})
 
 
 def summary_line() -> str:
