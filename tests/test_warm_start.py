@@ -13,6 +13,12 @@ from tests.support.commands import ForegroundJob, run, script
 pytestmark = pytest.mark.slow  # a server importing torch and LeRobot, and commands started both ways
 
 
+@pytest.fixture(autouse=True)
+def warm(monkeypatch):
+    """These tests are about the server: they hold when the run asks every other command to exec."""
+    monkeypatch.delenv(warm_start.COLD_START_ENV, raising=False)
+
+
 def test_a_forked_command_prints_and_exits_as_the_executed_one(tmp_path, monkeypatch):
     missing = f"--config_path={tmp_path / 'nowhere.yaml'}"
     forked = run("so101-doctor", missing)

@@ -169,10 +169,16 @@ class WarmStarter:
 
     @classmethod
     def get(cls) -> WarmStarter:
-        """This test process's server, started on first use."""
+        """This test process's server, started on first use.
+
+        Raises:
+            RuntimeError: the server ended (never silently replaced: a crash there is a failure).
+        """
         with cls._lock:
-            if cls._instance is None or cls._instance._server.poll() is not None:
+            if cls._instance is None:
                 cls._instance = WarmStarter()
+            elif (code := cls._instance._server.poll()) is not None:
+                raise RuntimeError(f"the warm-start server ended (exit {code}); run with {COLD_START_ENV}=1 to bisect")
             return cls._instance
 
     def start(
@@ -308,7 +314,6 @@ def _name_process(args: list[str]) -> None:
 def _new_streams() -> None:
     """sys.stdin/stdout/stderr on fds 0-2 as the interpreter would open them (tty: line-buffered)."""
     unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
-
     encoding = sys.stdout.encoding  # the server's, from the same locale a started interpreter reads
 
     def text(fd: int, mode: str, line: bool, errors: str) -> io.TextIOWrapper:
