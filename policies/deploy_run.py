@@ -23,13 +23,16 @@ from policies.source import PolicySource, policy_input
 from robot.cameras.shape import camera_shapes
 from robot.config import RigConfig
 from robot.rig import BimanualRig
+from robot.rig_ports import FoundPorts
+from teleop.dataset.results import OpenReport
 from teleop.dataset.spill import SpillingWriter
 from teleop.highlight import HighlightConfig, Highlights
 from teleop.keys import Key, KeyReader
 from teleop.pedal import PedalReader
-from teleop.recording_run import RecordedSource, RunOutcome
+from teleop.recording_run import RecordedSource, RunOutcome, RunPlan
 from teleop.run_report import card_table, describe_saves, rollout_next_steps
 from teleop.session import RecordingSession, SessionConfig
+from teleop.table_writer import table_writer
 
 
 class RolloutMode(StrEnum):
@@ -104,14 +107,27 @@ def highlights_for(mode: RolloutMode, config: HighlightConfig, fps: int) -> High
     return Highlights(config, fps) if mode is RolloutMode.HIGHLIGHT else None
 
 
-def episode_writer(writer: Any, highlights: Highlights | None) -> Any:
-    """The writer the session hands frames to: a highlight's queues what the ring cannot take yet.
+def episode_writer(
+    writer: Any,
+    highlights: Highlights | None,
+    rig: BimanualRig,
+    found: FoundPorts,
+    dataset_key: str,
+    opened: OpenReport | None,
+    plan: RunPlan,
+) -> Any:
+    """The writer the session hands frames to.
 
-    It may queue its pre-roll and as much again (teleop/dataset/spill.py).
+    A highlight's queues what the ring cannot take yet: its pre-roll and as much again
+    (teleop/dataset/spill.py). Whole rollouts recorded on the virtual rig each start on a freshly
+    tidied table and save with the cloth's truth (teleop/table_writer.py); a highlight or a
+    correction is a part of a rollout, and tidying at its start would move the cloth under the arms.
     """
-    if highlights is None:
+    if highlights is not None:
+        return SpillingWriter(writer, round(2 * highlights.config.keep_s * highlights.fps))
+    if opened is None or plan.end_when_disengaged:
         return writer
-    return SpillingWriter(writer, round(2 * highlights.config.keep_s * highlights.fps))
+    return table_writer(writer, rig, found, dataset_key=dataset_key, operator=False, first_index=opened.episodes)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from robot.cameras.virtual.fold_task import ready_plan
 from robot.config import VIRTUAL_PORT, RigConfig
 from robot.feetech.calibration_files import calibration_root
 from robot.virtual.client import VirtualRigClient, VirtualRigControlError
@@ -43,9 +44,17 @@ class FoundPorts:
         return VirtualRigClient(self.control)
 
     def start_operator(self, operator: VirtualOperator) -> None:
-        """On the virtual rig, set its scripted hands going on the leaders (looped); nothing on real arms."""
-        if self.control is not None and operator != VirtualOperator.IDLE:
-            with self.client() as client:
+        """On the virtual rig, set its scripted hands going on the leaders (looped); nothing on real arms.
+
+        `fold_task` only brings the hands to the ready pose here: each episode's plan is played when
+        the episode begins (teleop/table_writer.py), from where that episode's cloth lies.
+        """
+        if self.control is None or operator == VirtualOperator.IDLE:
+            return
+        with self.client() as client:
+            if operator == VirtualOperator.FOLD_TASK:
+                client.perform(ready_plan())
+            else:
                 client.play(operator, loop=True)
 
 

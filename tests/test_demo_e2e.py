@@ -94,10 +94,13 @@ def test_every_episode_is_scored_in_the_store_beside_its_dataset(demo, folder, e
     out, _ = demo
     store = out / "datasets" / f"{folder}.evaluation.sqlite"
     with sqlite3.connect(store) as db:
-        rows = db.execute("SELECT episode_index, status FROM episode_results").fetchall()
+        rows = db.execute(
+            "SELECT r.scorer, e.episode_index, e.status FROM episode_results e JOIN runs r USING (run_id)"
+        ).fetchall()
         criteria = db.execute("SELECT DISTINCT criterion, source FROM scores").fetchall()
-    assert sorted(rows) == [(i, "scored") for i in range(episodes)]
-    assert sorted(criteria) == [("R1", "heuristic"), ("R2", "heuristic"), ("R3", "heuristic")]
+    # Every episode by the heuristic, and by the virtual rig's ground truth from its card.
+    assert sorted(rows) == [(scorer, i, "scored") for scorer in ("heuristic", "truth") for i in range(episodes)]
+    assert sorted(criteria) == [(c, source) for c in ("R1", "R2", "R3") for source in ("heuristic", "truth")]
 
 
 def test_the_judge_dry_run_shows_frames_prompt_and_cost(demo):
@@ -141,6 +144,10 @@ def test_the_report_calls_heuristic_scores_heuristic_never_a_judges(demo):
         text = (report / name).read_text(encoding="utf-8").replace("docs/judge-research.md", "")
         assert "judge" not in text.lower(), name
     assert "| demonstrations | heuristic |" in (report / "report.md").read_text(encoding="utf-8")
+    # The truth beside them, as the reference: each policy's truth means and each episode's truth.
+    for policy in doc["policies"]:
+        assert policy["truth"]["label"] == "virtual ground truth"
+        assert all("truth" in e["criteria"]["R1"] for e in policy["episodes"])
 
 
 def test_the_folder_is_marked_as_the_demos_so_the_next_run_may_empty_it(demo):

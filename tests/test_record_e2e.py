@@ -6,12 +6,14 @@ import re
 import shutil
 import subprocess
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
+from robot.cameras.virtual.fold_task import draw_episode, episode_seed
 from tests.support.commands import run, script
 from tests.support.processes import kill_9, wait_for
 from tests.support.record_runs import REPO, load, record_args, rig_file, saved_episodes
@@ -66,6 +68,12 @@ def test_three_episodes_load_train_and_match_what_the_rig_logged(tmp_path):
     for episode, length in enumerate(lengths):
         card, timing = sidecar(root, episode)
         assert card["frames"] == length
+        # The table was tidied at the episode's own seeded pose, and the card says what became of the cloth.
+        truth = card["truth"]
+        assert truth["seed"] == episode_seed(REPO, episode)
+        assert truth["cloth"] == pytest.approx(asdict(draw_episode(truth["seed"], failure_rate=0.0).pose))
+        assert set(truth["scores"]) == {"R1", "R2", "R3"}
+        assert all(0 <= v <= 1 for v in truth["scores"].values())
         states = np.stack([dataset.hf_dataset[start + i]["observation.state"].numpy() for i in range(length)])
         logged = np.stack([timing.column(f"state.{k}").to_numpy() for k in _keys()], axis=1)
         np.testing.assert_allclose(states, logged, rtol=0, atol=1e-5)

@@ -178,7 +178,8 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
             )
             rollout_for = partial(rollout_source, policy, rig, config.correction, console, config.mode)
             session = session_for(config.mode, config.session)
-            run = RecordingRun(rig, episode_writer(writer, highlights), session, plan, rollout_for, console, keys)
+            episodes = episode_writer(writer, highlights, rig, found, config.dataset.repo_id, opened, plan)
+            run = RecordingRun(rig, episodes, session, plan, rollout_for, console, keys)
             outcome = run.run(stops)
     finally:
         removed = opened is not None and close_dataset(writer, opened, stops)  # a new dataset left empty: gone

@@ -17,9 +17,10 @@ class DemoConfig:
     from_the_box: bool = False
     # Seconds of teleoperation through so101-teleop (0 skips it)
     teleop_s: float = 6.0
-    # Demonstrations to record, how long each one is and the reset between them, seconds
+    # Demonstrations to record, how long each one is and the reset between them, seconds (16 s holds the
+    # virtual operator's whole task: clamp, fold, press, drag aside; robot/cameras/virtual/fold_task.py)
     num_episodes: int = 3
-    episode_s: float = 8.0
+    episode_s: float = 16.0
     reset_s: float = 2.0
     # Also teleoperate through LeRobot's own lerobot-teleoperate for 5 s (shows the ports are LeRobot's)
     lerobot_teleop: bool = True

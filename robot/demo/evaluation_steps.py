@@ -1,8 +1,9 @@
 """so101-demo's evaluation steps: every episode scored, then demonstrations and policy compared.
 
+    so101-judge --scorer=truth on both (the virtual rig's ground truth, from each episode's card)
     ANTHROPIC_API_KEY set? -> so101-judge (the LLM judge) on both datasets
                     else   -> so101-judge --scorer=heuristic on both, and --dry-run of the LLM judge
-    -> so101-report (demonstrations versus the tiny ACT)
+    -> so101-report (demonstrations versus the tiny ACT, both scorers against the truth)
 
 They read the datasets on disk only: the virtual rig is already stopped.
 """
@@ -16,6 +17,15 @@ def evaluation_steps(runner: StepRunner) -> bool:
     """Score both datasets and compare them; returns whether the LLM judge scored them."""
     paths = runner.paths
     with_key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    runner.say(
+        "store the virtual rig's ground truth",
+        "Every episode recorded on the virtual rig carries R1-R3 measured on the simulated cloth itself "
+        "(docs/ground_truth.md). so101-judge's truth scorer stores them as their own scorer, labelled virtual "
+        "ground truth: the report and the review page show them beside the judge and the people, and measure "
+        "both against them.",
+    )
+    for root in (paths.demonstrations, paths.rollouts):
+        runner.run("so101-judge", f"--dataset.root={root}", "--scorer=truth")
     if with_key:
         runner.say(
             "judge every episode with Claude",

@@ -73,6 +73,10 @@ class VirtualRigClient:
         """Start a trajectory on the operator's hands; returns its duration in seconds."""
         return float(self.request("play", trajectory=trajectory, arms=arms, loop=loop, speed=speed)["duration_s"])
 
+    def perform(self, plan: dict[str, Any]) -> float:
+        """Play a task plan (`FoldPlan.to_json()`) once on the leaders' hands; returns its duration in seconds."""
+        return float(self.request("perform", plan=plan)["duration_s"])
+
     def stop(self) -> None:
         """Stop the operator (hands stay where they are)."""
         self.request("stop")

@@ -35,6 +35,9 @@ class VirtualOperator(StrEnum):
     """What the virtual rig's scripted hands do on the leaders (`--virtual_operator` of sim, teleop, record)."""
 
     CLOTH_FOLD = "cloth_fold"  # the cloth-fold demonstration, looped
+    # Per episode: the table tidied with the cloth at the episode's seeded pose, and the hands clamp,
+    # fold, press and drag it aside from where it lies (robot/cameras/virtual/fold_task.py)
+    FOLD_TASK = "fold_task"
     IDLE = "idle"  # nothing: the leaders rest where they are
 
 
@@ -53,6 +56,9 @@ class VirtualRigConfig:
     scenario: Path | None = None  # YAML file of fault rules to install at start
     seed: int = 0  # seeds per-arm variation and hand tremor
     tremor_steps: float = 1.5  # operator hand noise amplitude, encoder steps
+    # Share of the operator's task demonstrations that fail (a missed grasp or an incomplete fold),
+    # so that a recorded dataset is not all successes, as no person's is
+    task_failure_rate: float = 0.15
     # Start with every motor calibrated, as if so101-calibrate had run before (commands then write
     # the matching LeRobot files where none exist). False: factory-fresh motors.
     calibrated: bool = False
@@ -77,6 +83,8 @@ class VirtualRigConfig:
             raise ValueError(f"virtual.usb_latency_ms={self.usb_latency_ms}: must be >= 0")
         if self.tremor_steps < 0:
             raise ValueError(f"virtual.tremor_steps={self.tremor_steps}: must be >= 0")
+        if not 0.0 <= self.task_failure_rate <= 1.0:
+            raise ValueError(f"virtual.task_failure_rate={self.task_failure_rate}: must be within 0..1")
         if self.factory_new and self.calibrated:
             raise ValueError("virtual.factory_new=true and virtual.calibrated=true: new motors are not calibrated")
         if not self.follower_supply_v > 0:

@@ -8,7 +8,7 @@
     -> {"op": "nope"}
     <- {"ok": false, "error": "unknown op 'nope'; expected one of ..."}
 
-Operations: ping, ports, state, set_hand, play, stop, operator, set_object, set_temperature, poke,
+Operations: ping, ports, state, set_hand, play, perform, stop, operator, set_object, set_temperature, poke,
 add_fault, clear_faults, faults, power_cycle, unplug, replug, connect_only, connect_all, hangup, reopen,
 trace, trace_clear, trace_dump, stats, save_flash. The transport (the pty server) supplies the port operations.
 """
@@ -114,6 +114,15 @@ class ControlHandler:
         start = float(request.get("start_s") or self.model.clock())
         duration = self.model.operator.play(trajectory, start, speed=speed, loop=bool(request.get("loop", False)))
         return {"duration_s": duration}
+
+    def op_perform(self, request: Request) -> Reply:
+        """Play a task plan once: per side, follower goals at plan times, and grasp windows (`plan`)."""
+        plan = request.get("plan")
+        if not isinstance(plan, dict):
+            raise ControlError("plan: expected an object with keyframes and grasps (FoldPlan.to_json())")
+        trajectory = self.model.performed(plan)
+        start = float(request.get("start_s") or self.model.clock())
+        return {"duration_s": self.model.operator.play(trajectory, start)}
 
     def op_stop(self, request: Request) -> Reply:
         """Stop the operator; hands stay where they are."""

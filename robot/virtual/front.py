@@ -74,7 +74,7 @@ class FrontServer:
                 return {**reply, "ports": dict(self.ports)} if op == "reopen" else reply
             if op in _ANY_BUS_OPS:
                 return self._forward(next(iter(self._clients)), request)
-            if op == "play":
+            if op in ("play", "perform"):
                 request = {**request, "start_s": time.monotonic()}
             if op == "trace_dump":
                 return self._trace_dump(request)

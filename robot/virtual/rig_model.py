@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from robot.feetech.sts3215 import EEPROM_END, REGISTERS
-from robot.joints import ARM_NAMES, GRIPPER, JOINT_NAMES, Role, Side
+from robot.joints import ARM_NAMES, GRIPPER, JOINT_NAMES, Role, Side, arm_name
 from robot.virtual.arms import build_motors
 from robot.virtual.bus import Emission, TimingConfig, VirtualBus
 from robot.virtual.config import ServoDynamics, TimingMode, VirtualRigConfig
@@ -23,7 +23,7 @@ from robot.virtual.precalibrated import calibration_values
 from robot.virtual.profiles import arm_profiles, calibration_pose
 from robot.virtual.servo_params import load_fitted
 from robot.virtual.trace import Trace
-from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, correction, to_pose
+from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, correction, performed, to_pose
 
 logger = logging.getLogger(__name__)
 
@@ -179,6 +179,24 @@ class VirtualRigModel:
         raise ValueError(
             f"unknown trajectory {name!r}; expected calibration_pose, calibration_sweep, correction or cloth_fold"
         )
+
+    def goal_fraction(self, arm: str, joint: str, value: float) -> float:
+        """A LeRobot goal for `joint` of `arm` (degrees; the gripper 0..100) as a fraction of its range.
+
+        As LeRobot reads the arm's calibration: degrees count from the middle of the calibrated range,
+        4,095 steps a turn; the gripper spans the range 0..100.
+        """
+        calibration = calibration_values(self, arm)[joint]
+        low, high = calibration["range_min"], calibration["range_max"]
+        gripper = low + value / 100.0 * (high - low)
+        homed = gripper if joint == GRIPPER else (low + high) / 2 + value * 4095 / 360
+        return self.arms[arm].to_fraction(joint, homed + calibration["homing_offset"])
+
+    def performed(self, plan: dict[str, object]) -> Trajectory:
+        """A task plan of follower goals (robot/cameras/virtual/fold_task.py) for the leaders' hands."""
+        leaders = {side: arm_name(side, Role.LEADER) for side in Side}
+        followers = {side: arm_name(side, Role.FOLLOWER) for side in Side}
+        return performed(plan, self.goal_fraction, leaders, followers)
 
     def set_object(self, arm: str, holding: bool) -> None:
         """Put the cloth between a follower's jaws (or take it away)."""

@@ -7,7 +7,9 @@ when the trajectory started".
 """
 
 import itertools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from robot.joints import JOINT_NAMES, Side
 
@@ -234,3 +236,43 @@ def cloth_fold(side_to_arm: dict[Side, str], side_to_follower: dict[Side, str] |
     for arm in (side_to_follower or {}).values():
         grasps[arm] = ((_GRASP_S[0] + 1.0, _GRASP_S[1] + 1.0),)
     return Trajectory(name="cloth_fold", keyframes=keyframes, grasps=grasps)
+
+
+# A plan's joints are goals in degrees (grippers 0..100); `to_fraction(arm, joint, value)` turns one
+# into a fraction of that arm's range, as the hands hold it.
+ToFraction = Callable[[str, str, float], float]
+
+
+def performed(
+    plan: Mapping[str, Any],
+    to_fraction: ToFraction,
+    side_to_arm: Mapping[Side, str],
+    side_to_follower: Mapping[Side, str],
+    lead_s: float = 1.0,
+) -> Trajectory:
+    """A task plan (`FoldPlan.to_json()`: per side, [t_s, joints] keyframes and grasp windows) for the hands.
+
+    The hands first take `lead_s` to reach the plan's first pose from wherever they are; every time of
+    the plan is shifted by it.
+
+    Raises:
+        ValueError: a side, joint or time the plan cannot mean.
+    """
+    keyframes, grasps = {}, {}
+    for side_name, frames in dict(plan.get("keyframes", {})).items():
+        side = Side(side_name)
+        arm = side_to_arm[side]
+        converted = [Keyframe(0.0, _HERE)]
+        for t_s, joints in frames:
+            missing = [j for j in JOINT_NAMES if j not in joints]
+            if missing or float(t_s) < 0:
+                raise ValueError(
+                    f"plan keyframe of {side_name} at t={t_s}: needs t >= 0 and joints {list(JOINT_NAMES)}"
+                )
+            pose: Pose = {j: to_fraction(arm, j, float(joints[j])) for j in JOINT_NAMES}
+            converted.append(Keyframe(float(t_s) + lead_s, pose))
+        keyframes[arm] = tuple(converted)
+    for side_name, windows in dict(plan.get("grasps", {})).items():
+        follower = side_to_follower[Side(side_name)]
+        grasps[follower] = tuple((float(a) + lead_s, float(b) + lead_s) for a, b in windows)
+    return Trajectory(name="fold_task", keyframes=keyframes, grasps=grasps)

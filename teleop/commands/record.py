@@ -40,6 +40,7 @@ from teleop.quality import QualityGates
 from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
 from teleop.run_report import card_table, describe_open, describe_saves, train_next_step
 from teleop.session import SessionConfig
+from teleop.table_writer import table_writer
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,9 @@ class RecordConfig:
     view: LiveViewConfig = field(default_factory=LiveViewConfig)
     # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
     fps: int | None = None
-    # Virtual rig only: what the scripted operator's hands do on the leaders
-    virtual_operator: VirtualOperator = VirtualOperator.CLOTH_FOLD
+    # Virtual rig only: what the scripted operator's hands do on the leaders (fold_task: the table is
+    # tidied per episode and each episode's card gets the cloth's ground truth)
+    virtual_operator: VirtualOperator = VirtualOperator.FOLD_TASK
 
     def __post_init__(self) -> None:
         if not self.rig.cameras:
@@ -74,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         before = writer.open()
         console.print(describe_open(config.dataset.repo_id, before))
         try:
-            outcome = _record(config, writer, console, stops)
+            outcome = _record(config, writer, console, stops, before.episodes)
         finally:
             removed = close_dataset(writer, before, stops)  # a new dataset left empty: gone
         _report(config, outcome, before.episodes, console, removed)
@@ -86,12 +88,22 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(body, stops, argv)
 
 
-def _record(config: RecordConfig, writer: DatasetWriter, console: Console, stops: StopSignals) -> RunOutcome:
+def _record(
+    config: RecordConfig, writer: DatasetWriter, console: Console, stops: StopSignals, first_index: int
+) -> RunOutcome:
     with rig_ports(config.rig) as found, live_view_hooks(config.view, console.print) as view:
         plan = RunPlan(config.gates, config.gesture, hooks=tuple(view))
         found.start_operator(config.virtual_operator)
         with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
-            run = RecordingRun(rig, writer, config.session, plan, lambda session: LeaderSource(rig), console, keys)
+            on_table = table_writer(
+                writer,
+                rig,
+                found,
+                dataset_key=config.dataset.repo_id,
+                operator=config.virtual_operator == VirtualOperator.FOLD_TASK,
+                first_index=first_index,
+            )
+            run = RecordingRun(rig, on_table, config.session, plan, lambda session: LeaderSource(rig), console, keys)
             return run.run(stops)
 
 

@@ -140,6 +140,7 @@ class VirtualCamera(ThreadedCamera):
         self._virtual = VirtualFrameSource(config, scene, epoch_s, clock, sleep)
         super().__init__(config.name, config.fps, config.width, config.height, self._virtual, config.capture, clock)
         self.config = config
+        self.scene = scene  # the world it shows, shared with the rig's other virtual cameras
 
     @property
     def schedule(self) -> FrameSchedule | None:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot.cameras.virtual.cloth import Cloth, Gripper
+from robot.cameras.virtual.cloth import Cloth, ClothPose, Gripper
+from robot.cameras.virtual.cloth_history import ClothHistory, ClothLog
 from robot.cameras.virtual.kinematics import PAN_AXIS_XY_M, ArmPose, arm_joints, arm_pose, rot_z, transform
 from robot.joints import BIMANUAL_KEYS, Side
 
@@ -39,9 +40,13 @@ class SceneLayout:
     base_separation_m: float = 0.5  # between the two shoulder_pan axes
     table_x_m: tuple[float, float] = (-0.6, 0.6)  # table extent left..right
     table_y_m: tuple[float, float] = (-0.15, 0.65)  # table extent near (arm side)..far
-    cloth_center_m: tuple[float, float] = (0.0, 0.22)  # x, y
-    cloth_size_m: float = 0.22  # side of the square cloth
+    cloth_center_m: tuple[float, float] = (0.0, 0.22)  # x, y, where the tidy cloth lies by default
+    cloth_size_m: float = 0.22  # side of the square cloth by default
     cloth_grid: int = 9  # points per side of the cloth's grid
+
+    def cloth_pose(self) -> ClothPose:
+        """The cloth as it lies before any episode chose another pose: centred, square to the table."""
+        return ClothPose(self.cloth_center_m[0], self.cloth_center_m[1], 0.0, self.cloth_size_m)
 
     def base(self, side: Side) -> np.ndarray:
         """(4, 4) pose of an arm's base link: its pan axis on its spot, its forward (-y) along +y."""
@@ -73,11 +78,24 @@ class VirtualScene:
         self._joint_source = joint_source
         self._clock = clock
         self._bases = {side: self.layout.base(side) for side in Side}
-        self._cloth = Cloth(self.layout.cloth_center_m, self.layout.cloth_size_m, self.layout.cloth_grid)
         self._lock = threading.Lock()
         self._state: SceneState | None = None
-        self._cloth_time_s: float | None = None
-        self._cloth_points = self._cloth.points()
+        self.reset_cloth(self.layout.cloth_pose())
+
+    def reset_cloth(self, pose: ClothPose) -> None:
+        """Tidy the table: the cloth lies flat at `pose`, nothing holds it, its history starts again."""
+        with self._lock:
+            self._cloth = Cloth(pose, self.layout.cloth_grid)
+            self._cloth_time_s: float | None = None
+            self._cloth_points = self._cloth.points()
+            self._log = ClothLog(pose, self.layout.cloth_grid)
+            self._reset_s = self._clock()
+            self._state = None
+
+    def cloth_history(self) -> ClothHistory:
+        """What the cloth did since the last reset (a copy)."""
+        with self._lock:
+            return self._log.history()
 
     def observe(self) -> SceneState:
         """The scene now (or at most `_MIN_STEP_S` ago).
@@ -100,5 +118,6 @@ class VirtualScene:
                 self._cloth.step(grippers, dt_s)
                 self._cloth_points = self._cloth.points()
                 self._cloth_time_s = now_s
+                self._log.append(now_s - self._reset_s, self._cloth_points, dict(self._cloth.held))
             self._state = SceneState(now_s, arms, self._cloth_points)
             return self._state

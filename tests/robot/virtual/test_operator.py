@@ -102,3 +102,43 @@ def test_a_model_serving_one_bus_moves_that_arm_exactly_as_the_whole_rig_does(cl
             assert moved == whole.arms["right_leader"].motor(joint).joint.position, joint
     assert {j: one.arms["left_leader"].motor(j).joint.position for j in JOINT_NAMES} == still  # not simulated
     assert whole.arms["left_leader"].motor("shoulder_lift").joint.position != still["shoulder_lift"]
+
+
+def _lerobot_degrees(model, arm, joint):
+    """What LeRobot reads for `joint` of `arm` (its calibration: degrees from the range's middle; gripper 0..100)."""
+    from robot.virtual.precalibrated import calibration_values
+
+    calibration = calibration_values(model, arm)[joint]
+    motor = model.arms[arm].motor(joint)
+    homed = motor.joint.position - calibration["homing_offset"]
+    low, high = calibration["range_min"], calibration["range_max"]
+    if joint == "gripper":
+        return (homed - low) / (high - low) * 100
+    return (homed - (low + high) / 2) * 360 / 4095
+
+
+def test_a_task_plan_in_follower_degrees_puts_the_leaders_where_lerobot_reads_those_degrees(model, clock):
+    from robot.cameras.virtual.fold_task import draw_episode, fold_plan
+    from robot.joints import Side
+    from robot.virtual.control import ControlHandler
+
+    plan = fold_plan(draw_episode(4, failure_rate=0.0))
+    handler = ControlHandler(model, ports=None)
+    reply = handler.handle({"op": "perform", "plan": plan.to_json()})
+    assert reply["ok"], reply
+    assert reply["duration_s"] == pytest.approx(plan.duration_s + 1.0)  # a second to reach the plan's start
+    start = clock()
+    seen_contact = False
+    for t_s, joints in plan.keyframes[Side.LEFT][1:]:
+        clock.advance(start + t_s + 1.0 - clock())
+        model.tick()
+        seen_contact |= model.arms["left_follower"].motor("gripper").joint.object_contact is not None
+        for joint in JOINT_NAMES:
+            # Within half a degree; the gripper within 2 % of its range, against the hand as the emulator models it.
+            tolerance = 2.0 if joint == "gripper" else 0.5
+            read = _lerobot_degrees(model, "left_leader", joint)
+            assert read == pytest.approx(joints[joint], abs=tolerance), (t_s, joint)
+    assert seen_contact  # the follower's jaws met the cloth in the plan's grasp window
+    refused = handler.handle({"op": "perform", "plan": {"keyframes": {"left": [[0.0, {"gripper": 1.0}]]}}})
+    assert not refused["ok"]
+    assert "joints" in refused["error"]
