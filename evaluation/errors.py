@@ -28,6 +28,10 @@ class MissingApiKeyError(EvaluationError):
     """No API key is available for the LLM judge."""
 
 
+class TruthError(EvaluationError):
+    """Virtual ground truth cannot be used: none carried, a definition this code does not know, or malformed."""
+
+
 class StoreError(EvaluationError):
     """The SQLite evaluation store could not be opened, migrated or written."""
 

@@ -3,10 +3,11 @@
 Columns: run and dataset identity (run_id, created_at, tag, scorer, model, rubric_version,
 prompt_hash, dataset_id, dataset_revision), the episode (episode_index, status, total, routed), and the
 criterion (criterion, source, scored_by, score, mean, agreement, n_valid, n_samples, uncertain,
-heuristic_score, criterion_routed, route_reasons, evidence_frames). `source` is the stored code ("judge"
-or "heuristic"); `scored_by` says it for people, with the judge's model: "judge (claude-...)" or
-"heuristic", the words the report and the review page use. Person overrides are not rows here (they
-live in the `overrides` table; so101-report shows them beside these scores).
+heuristic_score, criterion_routed, route_reasons, evidence_frames). `source` is the stored code ("judge",
+"heuristic" or "truth"); `scored_by` says it for people, with the judge's model: "judge (claude-...)",
+"heuristic" or "virtual ground truth" (continuous scores), the words the report and the review page
+use. Person overrides are not rows here (they live in the `overrides` table; so101-report shows them
+beside these scores).
 """
 
 from __future__ import annotations

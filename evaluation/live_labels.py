@@ -35,6 +35,7 @@ from evaluation.overrides import LIVE_REASON, OverrideStore, bound_overrides_sql
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.store_schema import now_utc, to_json
+from evaluation.truth import NOT_TRUTH
 from evaluation.vocabulary import SCORE_LEVELS
 from teleop.dataset.live_scores import LiveScore, LiveScoreError, live_score_paths, read_live_score
 
@@ -272,7 +273,7 @@ def _insert_label(
     judge = conn.execute(
         "SELECT s.id FROM episode_results r JOIN scores s ON s.result_id = r.id WHERE r.dataset_id = ?"
         " AND r.episode_index = ? AND s.criterion = ? AND r.episode_fingerprint = ? AND r.status = 'scored'"
-        " ORDER BY r.id DESC LIMIT 1",
+        f" AND r.{NOT_TRUTH} ORDER BY r.id DESC LIMIT 1",
         (*key, plan.fingerprint),
     ).fetchone()
     scored_at = datetime.fromisoformat(plan.score.scored_at).astimezone(UTC).isoformat(timespec="milliseconds")

@@ -35,13 +35,14 @@ from evaluation.errors import EvaluationError, StoreError
 from evaluation.overrides_schema import REVIEW_SCHEMA_VERSION as REVIEW_SCHEMA_VERSION  # re-exported
 from evaluation.overrides_schema import create_or_migrate
 from evaluation.store import EvaluationStore
+from evaluation.truth import NOT_TRUTH
 from evaluation.vocabulary import LIVE_REASON, REASON_CODES, SCORE_LEVELS  # the reasons are re-exported
 
-# Scores of every scored judge result of a dataset, with the fingerprint each result was made on.
-_JUDGE_SCORES = """
+# Scores of every scored judge result of a dataset, with the fingerprint each result was made on (never truth's).
+_JUDGE_SCORES = f"""
 SELECT s.id AS score_id, r.id AS result_id, r.episode_index, r.episode_fingerprint, s.criterion, s.score, s.source
 FROM episode_results r JOIN scores s ON s.result_id = r.id
-WHERE r.dataset_id = ? AND r.status = 'scored'
+WHERE r.dataset_id = ? AND r.status = 'scored' AND r.{NOT_TRUTH}
 """
 # An override with the fingerprint it is bound to: its own (schema 2), else that of the judge result it overrode.
 _BOUND = """

@@ -80,10 +80,14 @@ class ScoreSource(StrEnum):
     HEURISTIC = "heuristic"  # the offline motion heuristic (joint data only, never the cloth)
     PERSON = "person"  # a reviewer's override in so101-review
     LIVE_OPERATOR = "live operator"  # reserved: a verdict given live during a rollout (no producer yet)
+    TRUTH = "truth"  # computed from the simulated cloth's state (virtual rig only); a reference, never overridden
+
+
+TRUTH_LABEL = "virtual ground truth"  # how ScoreSource.TRUTH is written for people, everywhere
 
 
 def source_label(source: str, model: str = "") -> str:
-    """How a score's source is written for people: "heuristic", "judge (<model>)", "person", ...
+    """How a score's source is written for people: "heuristic", "judge (<model>)", "virtual ground truth", ...
 
     `source` is a `ScoreSource` value, or the review store's "override" (a person's) or "none".
     """
@@ -92,6 +96,8 @@ def source_label(source: str, model: str = "") -> str:
             return f"judge ({model})" if model else "judge"
         case "override":
             return ScoreSource.PERSON.value
+        case ScoreSource.TRUTH:
+            return TRUTH_LABEL
         case _:
             return source
 

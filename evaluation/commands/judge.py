@@ -12,8 +12,10 @@ Examples:
     # Judge every episode not yet scored under this configuration (needs ANTHROPIC_API_KEY):
     so101-judge --dataset.root=outputs/datasets/fold_smolvla --run.tag=smolvla-v2
 
-    # Offline, no key: the motion heuristic (motion evidence only, stored as scorer "heuristic"):
+    # Offline, no key: the motion heuristic (motion evidence only, stored as scorer "heuristic"), or, for a
+    # recording of the virtual rig, each episode's ground truth from its quality card (scorer "truth"):
     so101-judge --dataset.root=outputs/datasets/fold_smolvla --scorer=heuristic
+    so101-judge --dataset.root=outputs/datasets/fold_virtual --scorer=truth
 
     # Large job at half price through Message Batches, three samples, a config file plus overrides:
     so101-judge --config_path=judge.yaml --run.use_message_batches=true --judge.samples=3
@@ -30,9 +32,11 @@ Overload: after --run.pause_after_overloads (default 20) overloaded replies in a
 across all workers, the run pauses: no new request starts, scored episodes are kept, and the command
 prints the command that resumes the rest.
 
+Virtual ground truth stays continuous (0..1), a reference beside the judge's and people's scores.
+
 `--dry-run` and `--force` are short for `--dry_run=true` and `--run.force=true`. Exit codes: 0 done,
-2 configuration or input error, 3 some episodes failed, 75 paused (API overloaded: resume later with
-the printed command), 130 interrupted (run the same command again to resume).
+2 configuration or input error, 3 some episodes failed (truth: a stale card, or none), 75 paused (API
+overloaded: resume later with the printed command), 130 interrupted (run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -63,11 +67,13 @@ from evaluation.judge.preflight import preflight
 from evaluation.judge.run import run_judge, select_pending
 from evaluation.judge.run_context import EpisodeOutcome
 from evaluation.judge.run_summary import RunSummary
+from evaluation.judge.truth_run import read_truth, store_truth
 from evaluation.judge.video_check import video_problem
 from evaluation.live_labels import import_live_scores
 from evaluation.rubric import Rubric, load_rubric
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.view_map import view_map
+from evaluation.vocabulary import TRUTH_LABEL
 
 EXIT_OK, EXIT_USAGE, EXIT_FAILED_EPISODES, EXIT_INTERRUPTED = 0, 2, 3, 130
 EXIT_PAUSED = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again later
@@ -156,7 +162,12 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
         with EvaluationStore(store_path) as store:
             _export(config, store)
         return EXIT_OK
+    cards = read_truth(source, rubric, config, command) if config.scorer == "truth" else None  # refuses first
     if config.dry_run:
+        if cards is not None:  # what --scorer=truth would store
+            found = [f"episode {ep.index}: would store its {TRUTH_LABEL}" for ep, _ in cards.found]
+            _print_lines([*found, *cards.lines(), "dry run: nothing was stored"])
+            return EXIT_OK
         return _dry_run(config, rubric, source, store_path)
     key = None
     if config.scorer == "llm":
@@ -177,6 +188,11 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
     for line in import_live_scores(source, store_path, rubric.criterion_ids).lines():
         console.print(escape(line), highlight=False, soft_wrap=True)
     with EvaluationStore(store_path) as store:
+        if cards is not None:
+            truth = store_truth(cards, source, rubric, config, store)
+            _print_lines(truth.lines())
+            _export(config, store)
+            return EXIT_OK if truth.complete else EXIT_FAILED_EPISODES
         client = None
         if key:
             sdk = make_sdk_client(key, config.judge.base_url or None, config.judge.request_timeout_s)
@@ -290,6 +306,11 @@ def _print_summary(summary: RunSummary, config: JudgeCommandConfig) -> None:
         f"{summary.input_tokens:,} input and {summary.output_tokens:,} output tokens, ${summary.cost_usd:.4f} "
         "(from reported usage)"
     )
+
+
+def _print_lines(lines: list[str]) -> None:
+    for line in lines:
+        console.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _scores_text(scores: tuple[tuple[str, float | None], ...]) -> str:

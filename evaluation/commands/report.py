@@ -4,7 +4,8 @@ For each policy (a judged dataset, a run tag, or both): n, the mean total reward
 t-interval (and BCa), per-criterion means and success rates with Wilson intervals, partial and full
 success rates, the scorer's figures (a judge model's or the offline heuristic's, always named as
 such) beside person-adjusted ones (latest so101-review override, else the scorer's), the override
-rate, scorer-versus-person agreement on reviewed cells, and for every pair of
+rate, scorer-versus-person agreement on reviewed cells, the scorer and people against virtual ground
+truth where episodes carry it (stored by the judge command's --scorer=truth), and for every pair of
 policies the difference with a Welch interval and a permutation test. Writes report.html (one
 self-contained file), report.md, report.json and plots/*.png, and prints a summary.
 
@@ -48,7 +49,7 @@ from evaluation.report.model import Report, build_report
 from evaluation.report.output import ReportFiles, write_report
 from evaluation.report.plots import render_plots
 from evaluation.report.scores import View
-from evaluation.report.tables import fmt_estimate, fmt_p, fmt_rate
+from evaluation.report.tables import fmt_estimate, fmt_p, fmt_rate, truth_line
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 
@@ -136,6 +137,9 @@ def _print_summary(report: Report, files: ReportFiles) -> None:
             pair = f"{c.first} − {c.second}"
             diffs.add_row(pair, report.comparison_label(c), fmt_estimate(c.total.difference), p_text)
         console.print(diffs)
+    for p in report.policies:
+        if p.truth is not None:
+            console.print(truth_line(p), markup=False, highlight=False, soft_wrap=True)
     for caveat in report.caveats:
         console.print(f"[yellow]note:[/yellow] {caveat}", highlight=False, soft_wrap=True)
     plot_dir = files.plots[0].parent if files.plots else files.html.parent

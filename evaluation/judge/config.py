@@ -26,7 +26,7 @@ from evaluation.view_map import view_map
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the current Sonnet in anthropic 2.14's model list
 EFFORT_LEVELS = ("", "low", "medium", "high", "xhigh", "max")
-SCORERS = ("llm", "heuristic")
+SCORERS = ("llm", "heuristic", "truth")
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,9 @@ class JudgeCommandConfig:
 
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     rubric_path: Path | None = None  # rubric YAML; None uses the built-in cloth-folding rubric (R1-R3)
-    scorer: str = "llm"  # "llm" (Claude) or "heuristic" (offline motion heuristic, labelled as such)
+    # "llm" (Claude), "heuristic" (offline motion heuristic, labelled as such) or "truth" (the virtual rig's
+    # ground truth from each episode's quality card, stored as its own scorer: a reference, not a judgment)
+    scorer: str = "llm"
     dry_run: bool = False  # write contact sheets, the exact prompt and the cost estimate; call no API
     judge: JudgeModelConfig = field(default_factory=JudgeModelConfig)
     frames: FrameConfig = field(default_factory=FrameConfig)
@@ -162,6 +164,8 @@ class JudgeCommandConfig:
 
 def judgment_config(config: JudgeCommandConfig, rubric: Rubric) -> dict[str, Any]:
     """Everything that can change a judgment (and nothing that only changes speed or cost)."""
+    if config.scorer == "truth":  # the card's scores, read as they are: only the rubric says which criteria
+        return {"scorer": config.scorer, "rubric_version": rubric.version}
     common = {
         "scorer": config.scorer,
         "rubric_version": rubric.version,

@@ -2,7 +2,9 @@
 
 Selection: scored episode results of the runs that match the policy (tag and/or dataset), from one
 scorer (`auto`: the LLM judge's when the selection has any, else the motion heuristic's), and per
-episode the newest of them made on the episode as it is now (evaluation.currency). Overrides come
+episode the newest of them made on the episode as it is now (evaluation.currency). Virtual ground
+truth (scorer "truth", evaluation/truth.py) is never the scorer: it is read from the same store,
+whatever the policy's tag, and sits beside each cell as the reference. Overrides come
 from `evaluation.overrides` (latest current one by id); an episode counts as reviewed when it has at
 least one, a "confirmed" one included, and so does an operator's live score (reason "live", taken in
 from beside the dataset when the report opens it: evaluation/live_labels.py).
@@ -35,6 +37,7 @@ from evaluation.report.config import PolicySpec
 from evaluation.report.errors import MissingStoreError, NoScoresError, ReportError, UnknownTagError
 from evaluation.report.scores import Cell, EpisodeScores, HumanLabel, PolicyScores
 from evaluation.store import EvaluationStore
+from evaluation.truth import NOT_TRUTH, TruthRecord, current_truth
 from teleop.dataset.lineage import LINEAGE_FILE
 from teleop.dataset.live_scores import live_score_paths
 
@@ -43,7 +46,7 @@ log = logging.getLogger(__name__)
 _RESULTS = (
     "SELECT e.id AS result_id, e.dataset_id, e.episode_index, e.episode_fingerprint, r.scorer, r.model,"
     " r.rubric_version, r.rubric_json FROM episode_results e JOIN runs r ON r.run_id = e.run_id"
-    " WHERE e.status = 'scored'"
+    f" WHERE e.status = 'scored' AND e.{NOT_TRUTH}"  # truth is the reference, read apart (current_truth)
 )
 _CHUNK = 500  # result ids per IN (...) query
 
@@ -185,11 +188,22 @@ def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> 
     humans, stale_overrides = _human_labels(store, {d: nows[d] for d in sorted({k[0] for k in latest})}, latest)
     currency = Currency(tuple(nows.values()), tuple(stale), stale_overrides)
     reviewed_keys = {k[:2] for k in humans}
+    truths = _truths(store, {d: nows[d] for d in sorted({k[0] for k in latest})})
     episodes = []
     for r in chosen_rows:
         key = (r["dataset_id"], int(r["episode_index"]))
-        cells = tuple(Cell(cid, scores.get((r["result_id"], cid)), humans.get((*key, cid))) for cid, _ in criteria)
-        episodes.append(EpisodeScores(key[0], key[1], cells, key in reviewed_keys))
+        truth = truths.get(key)
+        cells = tuple(
+            Cell(
+                cid,
+                scores.get((r["result_id"], cid)),
+                humans.get((*key, cid)),
+                None if truth is None else truth.scores.get(cid),
+            )
+            for cid, _ in criteria
+        )
+        whole = truth is not None and truth.whole_recording
+        episodes.append(EpisodeScores(key[0], key[1], cells, key in reviewed_keys, whole))
     scores_out = PolicyScores(
         name=spec.label(),
         source="; ".join(p for p in (where, currency.describe()) if p),
@@ -201,8 +215,14 @@ def _load(store: EvaluationStore, spec: PolicySpec, scorer: str, path: Path) -> 
         criteria=criteria,
         episodes=tuple(episodes),
         left_out=left_out,
+        truth_definitions=tuple(sorted({t.definition for t in truths.values()})),
     )
     return scores_out, currency
+
+
+def _truths(store: EvaluationStore, nows: Mapping[str, DatasetNow]) -> dict[tuple[str, int], TruthRecord]:
+    """Virtual ground truth of the episodes as they are now (made on another version: left out, as results are)."""
+    return {(d, i): t for d, now in nows.items() for i, t in current_truth(store, d, now.fingerprints).items()}
 
 
 def _refs(rows: list[sqlite3.Row], dataset_id: str) -> list[ResultRef]:

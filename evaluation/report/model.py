@@ -14,6 +14,7 @@ from evaluation.report.labels import cell_source, column_label, kind_word, score
 from evaluation.report.scores import PolicyScores, View
 from evaluation.report.stats import CONFIDENCE
 from evaluation.report.summary import PolicySummary, summarise
+from evaluation.vocabulary import TRUTH_LABEL
 
 SMALL_N = 10  # below this many episodes a policy's figures get a caveat
 REPORT_FORMAT = 2  # version of the JSON layout (2: views named by their scorer, every score with its source)
@@ -66,6 +67,15 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
         "weights on the 0 / 0.5 / 1 scale, mean absolute error and bias (scorer − person; negative: the "
         "scorer scores lower). A 'confirmed' override counts as agreement; cells nobody reviewed are not "
         "counted. The total row uses episodes whose every criterion has a person's label",
+    ),
+    (
+        "virtual ground truth",
+        "scores computed from the simulated cloth's state, for episodes recorded on the virtual rig only: "
+        "continuous 0..1, the reference beside the scorer's and people's scores (never overridden, never "
+        "part of the effective scores). Against it, the agreement measures above with truth in the person's "
+        "place: accuracy, kappa and the confusion matrix on the truth snapped to the nearest level (a tie to "
+        "the lower), MAE and bias (scores − truth) on its continuous value. A trimmed episode's truth "
+        "describes the whole recording",
     ),
     (
         "difference",
@@ -174,6 +184,7 @@ def _caveats(policies: list[PolicyScores]) -> list[str]:
             )
         if p.left_out:
             out.append(f"{p.name}: {p.left_out} episode(s) scored only by another scorer were left out")
+        out += _truth_caveats(p)
     if any(any(e.overridden for e in p.episodes) for p in policies):
         out.append(
             "agreement is measured on reviewed cells only; episodes routed for review are not a random sample, "
@@ -187,6 +198,23 @@ def _caveats(policies: list[PolicyScores]) -> list[str]:
         )
     if len(rubrics) > 1:
         out.append(f"several rubric versions are mixed ({sorted(rubrics)})")
+    return out
+
+
+def _truth_caveats(p: PolicyScores) -> list[str]:
+    with_truth = [e for e in p.episodes if any(c.truth is not None for c in e.cells)]
+    if not with_truth:
+        return []
+    out = [
+        f"{p.name}: {TRUTH_LABEL} covers {len(with_truth)} of {len(p.episodes)} episode(s); it is computed from "
+        f"the simulated cloth, so agreement with it describes scores of the virtual rig's episodes"
+    ]
+    whole = sum(e.truth_of_whole_recording for e in with_truth)
+    if whole:
+        out.append(
+            f"{p.name}: {whole} episode(s) were trimmed after recording: their {TRUTH_LABEL} describes the whole "
+            f"recording, not the kept frames"
+        )
     return out
 
 
@@ -214,6 +242,9 @@ def _policy_dict(p: PolicySummary) -> dict[str, object]:
         "effective": p.effective.to_dict(),
         "overrides": p.overrides.to_dict(),
         "agreement": [_agreement_dict(a) for a in p.agreement],
+        "truth": None
+        if p.truth is None
+        else {"label": TRUTH_LABEL, "definitions": list(s.truth_definitions)} | p.truth.to_dict(),
         "episodes": [
             {
                 "dataset_id": e.dataset_id,
@@ -221,8 +252,10 @@ def _policy_dict(p: PolicySummary) -> dict[str, object]:
                 "reviewed": e.reviewed,
                 "unadjusted_total": e.total(View.JUDGE),
                 "effective_total": e.total(View.EFFECTIVE),
+                **({"truth_of_whole_recording": e.truth_of_whole_recording} if s.has_truth else {}),
                 "criteria": {
                     c.criterion: {
+                        **({"truth": {"score": c.truth, "source": TRUTH_LABEL}} if s.has_truth else {}),
                         "unadjusted": {"score": c.judge, "source": cell_source(s, c, View.JUDGE)},
                         "effective": {"score": c.effective, "source": cell_source(s, c, View.EFFECTIVE)},
                         "override": None

@@ -21,6 +21,7 @@ from evaluation.report.labels import column_label, scorer_kind, view_label
 from evaluation.report.model import Report
 from evaluation.report.scores import PolicyScores, View
 from evaluation.report.stats import Estimate
+from evaluation.vocabulary import TRUTH_LABEL
 
 DPI = 100  # pixels per inch of the PNG files
 _CMAP = LinearSegmentedColormap.from_list("score", ["#d73027", "#fee08b", "#1a9850"])  # 0 red, 0.5 yellow, 1 green
@@ -110,7 +111,10 @@ def heatmap_figure(policy: PolicyScores) -> Figure:
 
 
 def criteria_figure(report: Report) -> Figure:
-    """Per-criterion means (t-intervals) and success rates (Wilson), the scorer's beside the effective ones."""
+    """Per-criterion means (t-intervals) and success rates (Wilson), the scorer's beside the effective ones.
+
+    Where episodes carry virtual ground truth, its mean per criterion marks each policy's mean bars.
+    """
     criteria = report.criteria
     labels = _view_labels(report)
     fig = Figure(figsize=(4.5 + 1.5 * len(criteria) * max(1, len(report.policies) / 2), 7.0), dpi=DPI)
@@ -120,6 +124,7 @@ def criteria_figure(report: Report) -> Figure:
         rate_sets = [[c.success.estimate for c in p.view(view).criteria] for p in report.policies]
         _grouped_bars(axes[0][col], [cid for cid, _ in criteria], mean_sets, _names(report))
         _grouped_bars(axes[1][col], [cid for cid, _ in criteria], rate_sets, _names(report))
+        _truth_markers(axes[0][col], report)
         axes[0][col].set_title(f"criterion mean\n{labels[view]}", fontsize=9)
         axes[1][col].set_title(f"criterion success (score = 1)\n{labels[view]}", fontsize=9)
     axes[0][0].set_ylabel("mean score (95 % t-interval)")
@@ -192,6 +197,22 @@ def _grouped_bars(
         )
     ax.set_xticks(x, groups)
     ax.grid(axis="y", alpha=0.3)
+
+
+def _truth_markers(ax: Axes, report: Report) -> None:
+    """Each policy's mean virtual ground truth per criterion: a black diamond over its bar (none without truth)."""
+    n = len(report.policies)
+    width = 0.8 / max(1, n)  # as _grouped_bars places one series per policy
+    labelled = False
+    for i, p in enumerate(report.policies):
+        means = dict(p.truth.means) if p.truth is not None else {}
+        points = [(x, m) for x, (cid, _) in enumerate(report.criteria) if (m := means.get(cid)) is not None]
+        if not points:
+            continue
+        xs = [x + (i - (n - 1) / 2) * width for x, _ in points]
+        label = None if labelled else f"{TRUTH_LABEL} (mean)"
+        ax.scatter(xs, [m for _, m in points], marker="D", color="black", s=28, zorder=3, label=label)
+        labelled = True
 
 
 def _view_labels(report: Report) -> dict[View, str]:

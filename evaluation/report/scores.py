@@ -1,8 +1,9 @@
 """The scores a report is computed from: per policy, per episode, per criterion, judge and human.
 
 A cell holds the judge's label (the median of its samples, from the latest scored result of the
-episode) and the latest human override, if any. The effective score is the override when there is
-one, else the judge's label; the judge's record itself never changes.
+episode), the latest human override, if any, and the virtual ground truth where the episode was
+recorded on the virtual rig (a reference only: it is never an effective score). The effective
+score is the override when there is one, else the judge's label; the judge's record itself never changes.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Cell:
     criterion: str  # criterion id, e.g. "R3"
     judge: float | None  # the judge's label (None: no valid sample)
     human: HumanLabel | None  # latest override (None: not overridden)
+    truth: float | None = None  # virtual ground truth, continuous 0..1 (None: not recorded on the virtual rig)
 
     @property
     def effective(self) -> float | None:
@@ -54,6 +56,7 @@ class EpisodeScores:
     episode_index: int  # episode index in that dataset
     cells: tuple[Cell, ...]  # in rubric order
     reviewed: bool  # a person reviewed the episode (see load.py for what counts)
+    truth_of_whole_recording: bool = False  # trimmed after recording: its truth describes the whole recording
 
     def total(self, view: View) -> float | None:
         """Sum of the criterion scores (None when any criterion has none)."""
@@ -84,6 +87,12 @@ class PolicyScores:
     criteria: tuple[tuple[str, str], ...]  # (id, name) in rubric order
     episodes: tuple[EpisodeScores, ...]  # sorted by dataset, then episode index
     left_out: int  # scored episodes left out because another scorer's results were used
+    truth_definitions: tuple[str, ...] = ()  # definitions of the virtual ground truth beside the cells (none: no truth)
+
+    @property
+    def has_truth(self) -> bool:
+        """Whether any cell has virtual ground truth beside it."""
+        return any(c.truth is not None for e in self.episodes for c in e.cells)
 
     @property
     def criterion_ids(self) -> tuple[str, ...]:

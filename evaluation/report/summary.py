@@ -10,6 +10,8 @@ printed in every report:
   scale (docs/judge-research.md §5.7); it includes the full successes.
 - override rate: criterion cells with a human override (a "confirmed" one included) / all cells.
 - agreement: over cells with a person's override, the scorer's label versus the override's score.
+- against truth: where episodes carry virtual ground truth, the scorer's and people's labels versus
+  it (report/truth.py).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from evaluation.report.config import StatsConfig
 from evaluation.report.labels import view_kind, view_label
 from evaluation.report.scores import PolicyScores, View
 from evaluation.report.stats import Estimate, Rate, mean_bca_interval, mean_t_interval, wilson_interval
+from evaluation.report.truth import TruthFigures, truth_figures
 
 _EPS = 1e-9
 
@@ -100,6 +103,7 @@ class PolicySummary:
     effective: ViewFigures  # person-adjusted figures
     overrides: OverrideFigures  # override rate
     agreement: tuple[Agreement, ...]  # per criterion, then "total"
+    truth: TruthFigures | None = None  # against virtual ground truth (None: no episode recorded on the virtual rig)
 
     def view(self, view: View) -> ViewFigures:
         """The figures of a view."""
@@ -118,6 +122,7 @@ def summarise(scores: PolicyScores, options: StatsConfig) -> PolicySummary:
         effective=view_figures(scores, View.EFFECTIVE, options),
         overrides=override_figures(scores),
         agreement=judge_human_agreement(scores),
+        truth=truth_figures(scores),
     )
 
 

@@ -3,7 +3,8 @@
 Numbers are formatted once here: an estimate reads `1.50 [0.62, 2.38]` (or `0.00 (no variation in 7
 episodes)` when there is no spread to build an interval from), a rate `7/10 70 % [40, 89]`, a p-value
 `0.012 (exact)`. Every column or cell that shows scores names their source (labels.py): "heuristic",
-"judge (<model>)", "effective (... person overrides)".
+"judge (<model>)", "effective (... person overrides)", and "virtual ground truth" where episodes carry it
+(two decimals: it is continuous).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from evaluation.report.agreement import Agreement
 from evaluation.report.comparison import Difference
 from evaluation.report.labels import column_label, kind_word, scorer_label, view_label
 from evaluation.report.model import Report
-from evaluation.report.scores import View
+from evaluation.report.scores import EpisodeScores, View
 from evaluation.report.stats import NO_VARIATION_WITHIN, Estimate, Rate
 from evaluation.report.summary import PolicySummary
+from evaluation.vocabulary import TRUTH_LABEL, ScoreSource
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,53 @@ def agreement_table(report: Report) -> TextTable:
     )
 
 
+def truth_table(report: Report) -> TextTable | None:
+    """The scorer's and people's scores against virtual ground truth, per policy and criterion (None: no truth)."""
+    rows = []
+    for p in report.policies:
+        if p.truth is None:
+            continue
+        means = dict(p.truth.means)
+        raters = ((scorer_label(p.scores), p.truth.scorer), (ScoreSource.PERSON.value, p.truth.person))
+        for i, label in enumerate((*p.scores.criterion_ids, "total")):
+            for rater, rows_of in raters:
+                a = rows_of[i]
+                rows.append((p.scores.name, label, fmt_number(means.get(label)), rater, *_agreement_row(p, a)[2:]))
+    if not rows:
+        return None
+    return TextTable(
+        "truth",
+        f"Against {TRUTH_LABEL}",
+        (
+            "policy",
+            "criterion",
+            f"{TRUTH_LABEL} mean",
+            "scores",
+            "n",
+            "accuracy",
+            "kappa (quadratic)",
+            "MAE",
+            "bias (scores − truth)",
+        ),
+        tuple(rows),
+        f"{TRUTH_LABEL} is the reference: accuracy and kappa on it snapped to 0 / 0.5 / 1, MAE and bias on its "
+        "continuous value; person: cells with a person's override; total: episodes with every criterion of both",
+    )
+
+
+def truth_line(p: PolicySummary) -> str:
+    """One line for the terminal: the totals of the scorer and of people against virtual ground truth."""
+    truth = p.truth
+    if truth is None:
+        return f"{p.scores.name}: no {TRUTH_LABEL}"
+    parts = []
+    for rater, rows in ((scorer_label(p.scores), truth.scorer), (ScoreSource.PERSON.value, truth.person)):
+        total = rows[-1]
+        bias = "–" if total.bias is None else f"{total.bias:+.2f}"
+        parts.append(f"{rater} MAE {fmt_number(total.mae)}, bias {bias} (n = {total.n})")
+    return f"{p.scores.name} against {TRUTH_LABEL} ({truth.episodes} episodes), totals: {'; '.join(parts)}"
+
+
 def episodes_table(p: PolicySummary) -> TextTable:
     """Every episode of a policy: the scorer's and the effective scores, and who changed what."""
     s = p.scores
@@ -236,6 +285,7 @@ def episodes_table(p: PolicySummary) -> TextTable:
             for c in e.cells
             if c.human is not None
         )
+        truth = (_truth_text(e),) if s.has_truth else ()
         rows.append(
             (
                 e.label(with_dataset),
@@ -243,25 +293,29 @@ def episodes_table(p: PolicySummary) -> TextTable:
                 fmt_score(e.total(View.JUDGE)),
                 adjusted,
                 fmt_score(e.total(View.EFFECTIVE)),
+                *truth,
                 notes,
             )
         )
+    truth_header = (TRUTH_LABEL,) if s.has_truth else ()
     return TextTable(
         f"episodes-{s.name}",
         f"Episodes of {s.name}",
-        ("episode", raw, f"{raw} total", eff, "effective total", "person overrides"),
+        ("episode", raw, f"{raw} total", eff, "effective total", *truth_header, "person overrides"),
         tuple(rows),
     )
 
 
 def all_tables(report: Report) -> list[TextTable]:
     """The summary tables in page order (episode tables are per policy, see `episodes_table`)."""
+    truth = truth_table(report)
     return [
         overview_table(report),
         headline_table(report),
         criteria_table(report),
         comparison_table(report),
         agreement_table(report),
+        *([truth] if truth is not None else []),
     ]
 
 
@@ -274,6 +328,14 @@ def _agreement_row(p: PolicySummary, a: Agreement) -> tuple[str, ...]:
     accuracy = "–" if a.accuracy is None else f"{100 * a.accuracy:.0f} %"
     bias = "–" if a.bias is None else f"{a.bias:+.2f}"
     return (p.scores.name, a.label, str(a.n), accuracy, fmt_number(a.kappa), fmt_number(a.mae), bias)
+
+
+def _truth_text(e: EpisodeScores) -> str:
+    """An episode's truth per criterion, two decimals (it is continuous); "(whole recording)" when trimmed since."""
+    if all(c.truth is None for c in e.cells):
+        return "–"
+    text = " ".join(f"{c.criterion}={fmt_number(c.truth)}" for c in e.cells)
+    return f"{text} (whole recording)" if e.truth_of_whole_recording else text
 
 
 def _diff_label(d: Difference) -> str:

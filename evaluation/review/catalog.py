@@ -1,5 +1,8 @@
 """What the episodes page lists: per episode the latest current judge result, effective scores, flags and filters.
 
+Virtual ground truth (evaluation/truth.py) is read apart and shown beside the scores: it is never
+a judge result, so it is neither overridden, nor routed, nor counted as judged.
+
 Everything is read from the store on each request (a few queries; stores hold hundreds of episodes,
 not millions), so a page always shows what is on record, overrides from other reviewers included.
 Only records made on the episode as the opened dataset holds it count (evaluation.currency): the
@@ -27,6 +30,7 @@ from evaluation.review.filters import REVIEW_STATUSES as REVIEW_STATUSES  # re-e
 from evaluation.review.filters import EpisodeFilter
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
+from evaluation.truth import NOT_TRUTH, TruthRecord, current_truth
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ class EpisodeSummary:
     in_audit: bool  # part of the random audit sample
     facts: EpisodeFacts  # what the recording says: duration, task, quality card (when its sidecar holds)
     stale_result: StaleResult | None = None  # newest result made on an earlier version of it, when none is current
+    truth: TruthRecord | None = None  # virtual ground truth (virtual rig only): a reference beside the scores
 
     @property
     def index(self) -> int:
@@ -206,6 +211,7 @@ class ReviewCatalog:
         effective = effective_scores(self.store, self.dataset_id, self.fingerprints)
         stale = {s.result.episode_index: s for s in self._current().stale}
         sample = audit_sample(self.dataset_id, sorted(results), self.audit)
+        truth = current_truth(self.store, self.dataset_id, self.fingerprints)
         return [
             EpisodeSummary(
                 episode=ep,
@@ -215,6 +221,7 @@ class ReviewCatalog:
                 in_audit=ep.index in sample,
                 facts=self.facts[ep.index],
                 stale_result=stale.get(ep.index),
+                truth=truth.get(ep.index),
             )
             for ep in self.source.episodes
         ]
@@ -255,7 +262,7 @@ class ReviewCatalog:
         """Scored results of this dataset split into the newest current one per episode and the stale ones."""
         rows = self.store.query(
             "SELECT id, episode_index, episode_fingerprint FROM episode_results WHERE dataset_id = ?"
-            " AND status = 'scored'",
+            f" AND status = 'scored' AND {NOT_TRUTH}",
             (self.dataset_id,),
         )
         refs = [ResultRef(int(r["id"]), int(r["episode_index"]), r["episode_fingerprint"]) for r in rows]
@@ -318,7 +325,7 @@ class ReviewCatalog:
         """The latest failed judge attempt per episode, on the episode as it is now."""
         rows = self.store.query(
             "SELECT episode_index, episode_fingerprint, failure_reason FROM episode_results WHERE dataset_id = ?"
-            " AND status = 'failed' ORDER BY id",
+            f" AND status = 'failed' AND {NOT_TRUTH} ORDER BY id",
             (self.dataset_id,),
         )
         now = self.fingerprints

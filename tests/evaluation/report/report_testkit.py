@@ -11,6 +11,7 @@ from evaluation.overrides import OverrideStore
 from evaluation.report.scores import Cell, EpisodeScores, HumanLabel, PolicyScores
 from evaluation.rubric import Rubric, load_rubric, parse_rubric
 from evaluation.store import EvaluationStore, RunRecord
+from evaluation.vocabulary import ScoreSource
 
 RUBRIC = load_rubric()
 CRITERIA = RUBRIC.criterion_ids  # ("R1", "R2", "R3")
@@ -95,3 +96,43 @@ def policy_scores(
         )
         episodes.append(EpisodeScores(dataset_id, i, cells, any(h[0] == i for h in humans)))
     return PolicyScores(name, "test", "s.sqlite", (dataset_id,), "llm", ("m",), ("v",), criteria, tuple(episodes), 0)
+
+
+def add_truth(
+    store: EvaluationStore,
+    dataset_id: str,
+    episodes: Mapping[int, Sequence[float]],
+    trimmed: Sequence[int] = (),
+) -> str:
+    """Record a run of scorer "truth" (as so101-judge --scorer=truth stores it) on episodes "fp<index>"; its run id."""
+    run_id = uuid.uuid4().hex
+    store.start_run(
+        RunRecord(
+            run_id=run_id,
+            scorer="truth",
+            config_hash="cfg-truth",
+            config={},
+            model="cloth_truth@1",
+            prompt_hash="",
+            rubric_version=RUBRIC.version,
+            rubric=RUBRIC.to_dict(),
+            dataset_id=dataset_id,
+            dataset_root=f"/data/{dataset_id}",
+            dataset_revision="rev",
+            tag="",
+            mode="offline",
+            forced=False,
+            sdk_version="",
+        )
+    )
+    for index, values in episodes.items():
+        criteria = tuple(
+            CriterionScore(cid, ScoreSource.TRUTH, v, v, None, 1, 1, False, None, (), ())
+            for cid, v in zip(CRITERIA, values, strict=True)
+        )
+        saved = {"definition": "cloth_truth@1", "seed": index} | ({"trimmed_from": {}} if index in trimmed else {})
+        store.record_episode(
+            run_id, "cfg-truth", dataset_id, index, f"fp{index}", EpisodeScore(criteria, "scored", ()), saved, 0, 0.0
+        )
+    store.add_run_event(run_id, "finished", {})
+    return run_id
