@@ -42,6 +42,7 @@ from policies.device import select_device
 from policies.errors import CheckpointError
 from policies.lerobot_policy import build_policy, make_processors, parse_config
 from policies.processor_allowlist import check_processor_steps
+from policies.state_sides import read_joint_statistics
 from robot.lerobot_edge import lerobot_home
 
 logger = logging.getLogger(__name__)
@@ -125,7 +126,9 @@ def read_checkpoint(source: CheckpointSource | str) -> Checkpoint:
             _refuse_pickle_weights(vlm_dir, what, has_safetensors=any(vlm_dir.glob("*.safetensors")))
         if source.vlm_model_name is not None:
             overrides["tokenizer_processor"] = {"tokenizer_name": vlm}
-    features = features_from_config(config, preprocessor_spec, _dataset_names(directory))
+    features = features_from_config(
+        config, preprocessor_spec, _dataset_names(directory), read_joint_statistics(directory)
+    )
     return Checkpoint(source, directory, config, features, overrides)
 
 

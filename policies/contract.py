@@ -20,7 +20,8 @@ Image sizes, per policy type:
 Joints: the state and action sizes must be the rig's 12; when the checkpoint records joint names
 (through the training dataset named in its train_config.json), they must be the rig's names, in
 any order (the predictor reorders). Without names, the order is assumed to be `BIMANUAL_KEYS`,
-which is what so101-record writes.
+which is what so101-record writes. When the normalizer's statistics show that the training data's
+left and right state blocks were swapped (`policies.state_sides`), that is a difference too.
 """
 
 import json
@@ -31,6 +32,7 @@ from typing import Any
 import yaml
 
 from policies.errors import ContractError
+from policies.state_sides import JointStatistics, swapped_state_problem
 from robot.joints import BIMANUAL_KEYS
 
 IMAGE_PREFIX = "observation.images."
@@ -57,6 +59,7 @@ class PolicyFeatures:
     chunk_size: int  # actions predicted per forward pass
     n_action_steps: int  # actions of a chunk LeRobot executes before predicting again
     rtc_enabled: bool  # SmolVLA with real-time chunking enabled in its config
+    statistics: JointStatistics | None = None  # the training data's per-joint state and action statistics
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,10 @@ class Contract:
 
 
 def features_from_config(
-    config: Any, preprocessor_spec: Mapping[str, Any], dataset_names: Mapping[str, Any] | None = None
+    config: Any,
+    preprocessor_spec: Mapping[str, Any],
+    dataset_names: Mapping[str, Any] | None = None,
+    statistics: JointStatistics | None = None,
 ) -> PolicyFeatures:
     """The features of a LeRobot policy config (ACTConfig or SmolVLAConfig), without its weights.
 
@@ -126,6 +132,7 @@ def features_from_config(
         chunk_size=int(config.chunk_size),
         n_action_steps=int(config.n_action_steps),
         rtc_enabled=bool(rtc is not None and rtc.enabled),
+        statistics=statistics,
     )
 
 
@@ -179,6 +186,10 @@ def check_contract(features: PolicyFeatures, rig: RigSpec, rename_map: Mapping[s
     problems.extend(
         f"the checkpoint expects input {key!r}, which the rig does not provide" for key in features.other_inputs
     )
+    if state_index and action_index:  # unnamed columns are in the rig's order, as the predictor assumes
+        names = (features.state_names or rig.joint_names, features.action_names or rig.joint_names)
+        if (swapped := swapped_state_problem(features.statistics, *names)) is not None:
+            problems.append(swapped)
     if problems:
         raise ContractError(
             f"the {features.policy_type} checkpoint does not fit this rig (checked before loading weights):\n  - "

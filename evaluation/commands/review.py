@@ -13,6 +13,10 @@ Examples:
     # Browse a fresh recording before judging it, at http://127.0.0.1:8765/:
     so101-review --dataset.root=outputs/datasets/fold_cloth
 
+    # Check a dataset before lerobot-train, no server: one line per error or warning (shifted
+    # actions, swapped state blocks or wrist cameras, timestamps, stats, videos), then a summary:
+    so101-review --dataset.root=outputs/datasets/fold_cloth --check=true
+
     # Review a judged dataset (the store beside it):
     so101-review --dataset.root=outputs/datasets/fold_smolvla
 
@@ -36,7 +40,8 @@ Every override made through the page is recorded under the reviewer this server 
 overrides made before an episode was re-recorded or deleted are stale: the page names them and
 leaves them out.
 
-Exit codes: 0 stopped with Ctrl+C (or SIGTERM, SIGHUP), 2 configuration or input error.
+Exit codes: 0 stopped with Ctrl+C (or SIGTERM, SIGHUP), 2 configuration or input error. With
+--check=true: 0 no errors found, 1 errors found (warnings alone exit 0), 2 configuration or input error.
 """
 
 from __future__ import annotations
@@ -62,11 +67,12 @@ from evaluation.overrides import OverrideStore
 from evaluation.review.app import ReviewSettings, create_app
 from evaluation.review.catalog import ReviewCatalog
 from evaluation.review.config import ReviewCommandConfig, ServerConfig, check_bind, is_loopback, token_warnings
+from evaluation.review.health import dataset_health
 from evaluation.review.server import ReviewServer
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.view_map import view_map
 
-EXIT_OK, EXIT_USAGE = 0, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 EXAMPLE = "so101-review --dataset.root=<dataset>"  # a command line that needs no config file
 console = Console(stderr=False)
@@ -129,7 +135,21 @@ def _announce(
         webbrowser.open(url)
 
 
+def _check(config: ReviewCommandConfig) -> int:
+    """Print the dataset's health, one line per error or warning and a summary; no server, no store."""
+    root = config.dataset.root
+    if root is None:  # also checked when the configuration is parsed
+        raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
+    source = open_dataset(root, config.dataset.dataset_id or None, view_map(config.dataset.views))
+    report = dataset_health(source)
+    for line in report.lines():
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+    return EXIT_FINDINGS if report.count("error") else EXIT_OK
+
+
 def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
+    if config.check:
+        return _check(config)
     server_config = config.server
     token = server_config.token()
     check_bind(server_config.host, token)  # before anything is opened

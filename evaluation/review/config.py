@@ -143,6 +143,9 @@ class ReviewCommandConfig:
     reviewer: str = ""  # name recorded with every override made through this server; "" uses $USER (who started it)
     server: ServerConfig = field(default_factory=ServerConfig)
     audit: AuditConfig = field(default_factory=AuditConfig)
+    # Print the dataset's health (each error and warning on one line, then a summary) and exit, with no
+    # server: the check to run before lerobot-train. Exit 1 when there are errors.
+    check: bool = False
 
     def __post_init__(self) -> None:
         """Validate the fields that span sections."""

@@ -2,7 +2,9 @@
 
     DatasetSource ──read_arrays──> EpisodeArrays ──> check_signals, check_timestamps, check_stats,
                                                      check_videos (health_checks.py),
-                                                     check_near_duplicates, check_joint_ranges (health_motion.py)
+                                                     check_near_duplicates, check_joint_ranges (health_motion.py),
+                                                     check_action_lag, check_state_sides (health_alignment.py),
+                                                     check_camera_sides (health_cameras.py)
                                                  ──> HealthReport: one CheckSummary per check, all findings
 
 Pure: it reads the dataset and writes nothing. A check that raises on an odd dataset becomes one
@@ -17,6 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from evaluation.episode_source import DatasetSource
+from evaluation.review.health_alignment import MAX_LAG_S, check_action_lag, check_state_sides
+from evaluation.review.health_cameras import check_camera_sides
 from evaluation.review.health_checks import (
     SEVERITIES,
     CheckOutcome,
@@ -63,6 +67,22 @@ CHECKS: tuple[tuple[str, str, Check], ...] = (
         "no body joint at LeRobot's ±100 clamp or past ±200°, grippers within -5..105 %; episodes far past the others",
         check_joint_ranges,
     ),
+    (
+        "action_lag",
+        f"observation.state answers action as a follower does (a frame later at the earliest, within "
+        f"{MAX_LAG_S * 1000:.0f} ms on average): the actions are not shifted",
+        check_action_lag,
+    ),
+    (
+        "state_sides",
+        "each arm's observation.state block follows that arm's actions, not the other arm's: not swapped",
+        check_state_sides,
+    ),
+    (
+        "camera_sides",
+        "each wrist video changes with its own arm's motion more than with the other arm's: not swapped",
+        check_camera_sides,
+    ),
 )
 
 
@@ -93,6 +113,21 @@ class HealthReport:
     def count(self, severity: Severity) -> int:
         """How many findings have this severity."""
         return sum(f.severity == severity for f in self.findings)
+
+    def lines(self) -> list[str]:
+        """One line per error and warning, worst first, then a summary line (what `so101-review --check` prints)."""
+        shown = sorted((f for f in self.findings if f.severity != "info"), key=lambda f: SEVERITIES.index(f.severity))
+        errors, warnings = self.count("error"), self.count("warning")
+        verdict = (
+            "fix the errors before lerobot-train: it would learn from them"
+            if errors
+            else "no errors: ready for lerobot-train"
+        )
+        summary = (
+            f"{self.dataset_root}: {self.episodes} episodes, {len(self.checks)} checks, {errors} errors, "
+            f"{warnings} warnings, {self.count('info')} remarks; {verdict}"
+        )
+        return [f"{f.severity} [{f.check}] {f.detail}" for f in shown] + [summary]
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON types (finding severities: error, warning, info)."""
