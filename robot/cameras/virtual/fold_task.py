@@ -145,8 +145,10 @@ class _Hand:
 
     def reach(self, t_s: float, xy: np.ndarray, z_m: float, gripper: float) -> None:
         target = np.array([xy[0], xy[1], z_m])
-        starts = (self._last, _mirror(self.side, _START_DEG))
-        best = min((solve_reach(target, self.base, s, gripper=AIM_GRIPPER) for s in starts), key=lambda r: r.error_m)
+        best = solve_reach(target, self.base, self._last, gripper=AIM_GRIPPER)
+        if best.error_m > 0.003:  # stuck on the way from the last pose: try from the generic reach too
+            fresh = solve_reach(target, self.base, _mirror(self.side, _START_DEG), gripper=AIM_GRIPPER)
+            best = min(best, fresh, key=lambda r: r.error_m)
         self._last = {j: best.joints[j] for j in _START_DEG}
         if z_m <= GRASP_M:  # waypoints above the cloth may give a centimetre for the jaws pointing down
             self.worst_error_m = max(self.worst_error_m, best.error_m)
