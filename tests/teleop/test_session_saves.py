@@ -7,6 +7,7 @@ LeRobotDataset loads from the folder, after a save the writer gave up on and aft
 
 import re
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,16 @@ from teleop.episode_save import UnsavedEpisode
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import Key
 from teleop.leader_source import LeaderSource
+from teleop.quality import GateAction
 from teleop.run_report import describe_saves
 from teleop.session import Phase, RecordingSession, SessionConfig
 from tests.support.session_doubles import CAMERAS, LENIENT, WriterDouble
 from tests.teleop.dataset.helpers import TASK, frame, load, spec
+
+# These tests are about saves: an episode a loaded machine slowed past the gates is kept with a mark,
+# never recorded again (a discard would add calls to the writer's log that no save caused; a busy
+# machine did that once in 2,175 tests).
+KEEP_SLOW_EPISODES = replace(LENIENT, on_fail=GateAction.KEEP)
 
 pytestmark = pytest.mark.slow
 RIG_CAMERAS = tuple((camera.name, camera.height, camera.width) for camera in CAMERAS)  # the writer's shapes
@@ -76,7 +83,7 @@ def record(rig, writer, config: SessionConfig, events: list[str], stop_at: int |
         rig,
         writer,
         config,
-        LENIENT,
+        KEEP_SLOW_EPISODES,
         GestureDetector(GestureConfig(enabled=False)),
         keys=keys,
         engaged=lambda: source.engaged,
