@@ -6,7 +6,7 @@
     card["truth"] = table.truth()      # R1-R3 from what the cloth did since the tidy
 
 The stand-in for the person who tidies the table between a user's episodes. The operator's plan takes
-about half a second of inverse kinematics, so the next episode's plan is worked out in a thread while
+about 0.3 s of inverse kinematics, so the next episode's plan is worked out in a thread while
 this one runs (`prefetch`), never on the control loop. On a rollout (`perform=None`) the table is
 tidied the same way and nobody's hands move: the policy drives the arms.
 """
@@ -31,7 +31,11 @@ def scene_of(cameras: Mapping[str, Camera]) -> VirtualScene | None:
 
 
 class VirtualTable:
-    """Tidies the scene per episode and scores what became of the cloth. Methods from one thread."""
+    """Tidies the scene per episode and scores what became of the cloth.
+
+    `tidy` runs on the control loop and `truth` in the session's save thread, never at once: the session
+    begins an episode only after the last save returned. The planning thread ends with the process.
+    """
 
     def __init__(self, scene: VirtualScene, dataset_key: str, failure_rate: float, perform: Perform | None) -> None:
         self._scene = scene
@@ -77,7 +81,3 @@ class VirtualTable:
             "cloth": asdict(self._draw.pose),
             "operator": None if self._perform is None else asdict(self._draw.variation),
         }
-
-    def close(self) -> None:
-        """Stop the planning thread (a plan being worked out is finished first)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
