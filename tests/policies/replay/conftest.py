@@ -1,7 +1,10 @@
 """Fixtures of the replay tests: one virtual-rig recording per session, and ways to damage copies of it.
 
 The recording is made by so101-record itself on the virtual rig (two 2-second episodes, three
-96x128 cameras, h264), exactly as a user would make one. Tests that change a dataset work on a
+96x128 cameras, h264), exactly as a user would make one, with the looped cloth-fold demonstration
+on the leaders: its 2 seconds hold some joints still, which the tracking test needs (the first 2
+seconds of the fold task move every joint but the wrist rolls, whose tremor exceeds the test's
+2-step stillness now and then; CI saw no still window at all). Tests that change a dataset work on a
 copy (`dataset_copy`); `tests.support.dataset_files` edits a copy's info.json or data the way a
 broken or foreign dataset would look.
 """
@@ -28,6 +31,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
         "--dataset.repo_id=test/replay",
         f"--dataset.root={root}",
         "--dataset.vcodec=h264",
+        "--virtual_operator=cloth_fold",
         "--session.episode_s=2",
         "--session.reset_s=0.5",
         "--session.num_episodes=2",
