@@ -85,6 +85,6 @@ def table_writer(
             with found.client() as client:
                 return client.perform(plan)
 
-    table = VirtualTable(scene, dataset_key, virtual.task_failure_rate, perform)
+    table = VirtualTable(scene, dataset_key, virtual.task_failure_rate, perform, blind=virtual.operator_blind)
     table.prefetch(first_index)
     return TableWriter(writer, table)

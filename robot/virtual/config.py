@@ -59,6 +59,10 @@ class VirtualRigConfig:
     # Share of the operator's task demonstrations that fail (a missed grasp or an incomplete fold),
     # so that a recorded dataset is not all successes, as no person's is
     task_failure_rate: float = 0.15
+    # The operator plans the task for the middle of the cloth's range, wherever it lies, at the nominal
+    # pace and never failing: the mean demonstration, open loop (the blind baseline of
+    # benchmarks/learning_loop.py, what a policy that ignores its cameras could do at best)
+    operator_blind: bool = False
     # Start with every motor calibrated, as if so101-calibrate had run before (commands then write
     # the matching LeRobot files where none exist). False: factory-fresh motors.
     calibrated: bool = False

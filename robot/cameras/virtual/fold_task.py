@@ -3,6 +3,7 @@
 Each episode draws, from its own seed, the cloth's pose and how this demonstration goes:
 
     draw_episode(seed, failure_rate) -> EpisodeDraw(pose, variation)
+    blind_draw(draw) -> the same seed planned for the middle of every range (the blind baseline)
     fold_plan(draw, layout)          -> FoldPlan: per-arm keyframes in follower degrees + grasp windows
 
 One arm (the clamp) pins the cloth's near edge to the table; the other (the fold arm) takes the
@@ -127,6 +128,21 @@ def draw_episode(seed: int, failure_rate: float) -> EpisodeDraw:
         failure=(MISSED_GRASP if rng.random() < 0.5 else INCOMPLETE_FOLD) if fails else "",
     )
     return EpisodeDraw(seed, pose, variation)
+
+
+def blind_draw(draw: EpisodeDraw) -> EpisodeDraw:
+    """`draw` as an operator who never looks would do it: the plan for the middle of every range.
+
+    The cloth still lies at `draw.pose`; only the plan ignores it (virtual.operator_blind).
+    """
+    middle = ClothPose(
+        x_m=float(np.mean(X_RANGE_M)),
+        y_m=float(np.mean(Y_RANGE_M)),
+        yaw_deg=float(np.mean(YAW_RANGE_DEG)),
+        size_m=float(np.mean(SIZE_RANGE_M)),
+    )
+    nominal = Variation(fold_side=Side.LEFT, speed=1.0, grasp_shift=0.0, pause_s=float(np.mean(PAUSE_RANGE_S)))
+    return EpisodeDraw(draw.seed, middle, nominal)
 
 
 def _mirror(side: Side, joints: dict[str, float]) -> dict[str, float]:

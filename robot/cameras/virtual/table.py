@@ -19,7 +19,7 @@ from typing import Any
 from robot.cameras.camera import Camera
 from robot.cameras.virtual.camera import VirtualCamera
 from robot.cameras.virtual.cloth_truth import TRUTH_DEFINITION, cloth_truth
-from robot.cameras.virtual.fold_task import EpisodeDraw, FoldPlan, draw_episode, episode_seed, fold_plan
+from robot.cameras.virtual.fold_task import EpisodeDraw, FoldPlan, blind_draw, draw_episode, episode_seed, fold_plan
 from robot.cameras.virtual.scene import VirtualScene
 
 Perform = Callable[[dict[str, Any]], object]  # plays a plan's JSON on the virtual rig's hands
@@ -37,8 +37,12 @@ class VirtualTable:
     begins an episode only after the last save returned. The planning thread ends with the process.
     """
 
-    def __init__(self, scene: VirtualScene, dataset_key: str, failure_rate: float, perform: Perform | None) -> None:
+    def __init__(
+        self, scene: VirtualScene, dataset_key: str, failure_rate: float, perform: Perform | None, blind: bool = False
+    ) -> None:
+        """`blind`: the operator plans for the middle of the cloth's range, wherever it lies (`blind_draw`)."""
         self._scene = scene
+        self._blind = blind
         self._dataset_key = dataset_key
         self._failure_rate = failure_rate
         self._perform = perform
@@ -48,7 +52,9 @@ class VirtualTable:
 
     def _work_out(self, index: int) -> tuple[EpisodeDraw, FoldPlan | None]:
         draw = draw_episode(episode_seed(self._dataset_key, index), self._failure_rate)
-        return draw, fold_plan(draw, self._scene.layout) if self._perform is not None else None
+        if self._perform is None:
+            return draw, None
+        return draw, fold_plan(blind_draw(draw) if self._blind else draw, self._scene.layout)
 
     def prefetch(self, index: int) -> None:
         """Start working out episode `index`'s draw and plan in the background."""
@@ -68,6 +74,11 @@ class VirtualTable:
         self.prefetch(index + 1)
         return draw
 
+    def _operator(self, draw: EpisodeDraw) -> dict[str, Any]:
+        if self._blind:
+            return asdict(blind_draw(draw).variation) | {"blind": True}
+        return asdict(draw.variation)
+
     def truth(self) -> dict[str, Any]:
         """The quality card's "truth": R1-R3 from the cloth since the last tidy, with the seed and pose."""
         if self._draw is None:
@@ -79,5 +90,5 @@ class VirtualTable:
             "facts": dict(result.facts),
             "seed": self._draw.seed,
             "cloth": asdict(self._draw.pose),
-            "operator": None if self._perform is None else asdict(self._draw.variation),
+            "operator": None if self._perform is None else self._operator(self._draw),
         }

@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from robot.cameras.virtual.cloth import Cloth, Gripper
+from robot.cameras.virtual.cloth import Cloth, ClothPose, Gripper
 from robot.cameras.virtual.cloth_history import ClothLog
 from robot.cameras.virtual.cloth_truth import cloth_truth
 from robot.cameras.virtual.fold_task import (
@@ -23,6 +23,7 @@ from robot.cameras.virtual.fold_task import (
     YAW_RANGE_DEG,
     EpisodeDraw,
     FoldPlan,
+    blind_draw,
     draw_episode,
     episode_seed,
     fold_plan,
@@ -130,6 +131,18 @@ def test_a_demonstration_folds_its_cloth_and_pushes_it_aside_by_truth(seed):
 def test_a_missed_grasp_and_an_incomplete_fold_score_as_the_rubric_says():
     assert scores_of(1, MISSED_GRASP)["R1"] < 0.3
     assert scores_of(2, INCOMPLETE_FOLD)["R2"] < scores_of(2, "")["R2"] - 0.2
+
+
+def test_a_blind_operator_plans_for_the_middle_of_the_range_wherever_the_cloth_lies():
+    draws = [draw_episode(episode_seed("me/fold", i), 0.0) for i in range(2)]
+    assert draws[0].pose != draws[1].pose
+    assert fold_plan(blind_draw(draws[0])).to_json() == fold_plan(blind_draw(draws[1])).to_json()
+    # A small cloth at a corner of the range: the blind hand closes short of its far edge.
+    small = ClothPose(X_RANGE_M[1], Y_RANGE_M[0], YAW_RANGE_DEG[1], SIZE_RANGE_M[0])
+    corner = EpisodeDraw(5, small, draws[0].variation)
+    seeing, blind = play(corner, fold_plan(corner)), play(corner, fold_plan(blind_draw(corner)))
+    assert seeing["R1"] >= 0.9, seeing
+    assert blind["R1"] < 0.5, blind
 
 
 def test_the_evaluation_layer_knows_the_truth_definition_the_rig_writes():

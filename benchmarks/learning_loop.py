@@ -1,0 +1,250 @@
+"""The learning loop on the virtual rig: our recordings train an ACT that is deployed and scored by truth.
+
+    .venv/bin/python -m benchmarks.learning_loop --quick   # smoke: 3 demonstrations, 20 steps, 2 rollouts (~7 min)
+    .venv/bin/python -m benchmarks.learning_loop           # make bench LONG=1: 50 demonstrations, 20 rollouts each
+
+Every step is the command a user runs, on the virtual rig with one small camera (the overhead one at
+96x72, which sees where the cloth lies): ACT's ResNet-18 on three 480x640 frames takes ~1 s a step
+on 2 cores, on three 80x64 ones 0.5 s; on the one camera ~0.25 s, so 6,000 steps fit 30 minutes.
+
+    so101-record      --demonstrations episodes; the scripted operator does the task from where each
+                      episode's cloth lies and fails at virtual.task_failure_rate (0.15)
+    so101-review      --check=true: the pre-training check (exit 1 on errors)
+    lerobot-train     ACT, stock, on the CPU, --steps steps (no pretrained backbone: nothing downloads)
+    so101-deploy      the trained ACT for --rollouts rollouts, recorded; the table is tidied at a fresh
+                      seeded cloth pose before each one and its truth saved in the card
+
+Beside it, on the same cloth poses (every evaluation dataset has the same repo_id, which seeds them):
+    blind             the mean demonstration, open loop: so101-record with virtual.operator_blind (the
+                      operator's plan for the middle of the cloth's range, wherever it lies, never failing)
+    demonstrations    the training episodes' own truth
+    shifted           ACT trained the same way on a copy whose actions lag the observations by 3 frames
+                      (tests/support/dataset_corruptions.py), deployed the same way (--corruption none skips)
+
+Output: the JSON (--out) with each group's R1-R3 and total means and 95 % intervals (the report's
+t-interval), the report's interval coverage over resampled sets of episodes, the training curves,
+each stage's seconds; a PNG of the curves and the scores beside it.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from benchmarks.learning_stats import CRITERIA, TOTAL, interval_coverage, summarise, training_curve, truth_scores
+from benchmarks.summary import Row
+from policies.compiled.cpu import read_cpu
+from robot.config import DEFAULT_RIG_FILE
+from tests.support.dataset_corruptions import Corruption, corrupted_copy
+
+DEMO_REPO, EVAL_REPO = "bench/fold_demos", "bench/fold_eval"  # EVAL_REPO seeds every evaluation's cloth poses
+BIN = Path(sys.executable).parent
+TARGET_TOTAL = 1.5  # the issue's bar: the trained ACT's mean total by truth, of 3
+
+
+class Stages:
+    """Runs each command, logs it under `logs/` and keeps its seconds."""
+
+    def __init__(self, work: Path) -> None:
+        self.logs = work / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.seconds: dict[str, float] = {}
+
+    def run(self, name: str, *argv: str, ok: tuple[int, ...] = (0,)) -> str:
+        log = self.logs / f"{name}.log"
+        print(f"--- {name}: {' '.join(argv)[:300]}", flush=True)
+        start = time.monotonic()
+        with log.open("w") as out:
+            done = subprocess.run([str(BIN / argv[0]), *argv[1:]], stdout=out, stderr=subprocess.STDOUT, check=False)
+        self.seconds[name] = round(time.monotonic() - start, 1)
+        text = log.read_text()
+        if done.returncode not in ok:
+            raise SystemExit(f"{name} failed (exit {done.returncode}); its log: {log}\n{text[-2000:]}")
+        print(f"    {self.seconds[name]:.0f} s", flush=True)
+        return text
+
+
+def write_rig(work: Path, name: str, cameras: list[str], width: int, height: int, **virtual: object) -> Path:
+    """hardware_configs/virtual.yaml, calibrated, with this run's folders, cameras, their size and `virtual` fields."""
+    rig = yaml.safe_load(DEFAULT_RIG_FILE.read_text())
+    rig["cameras"] = [camera for camera in rig["cameras"] if camera["name"] in cameras]
+    rig["calibration"]["dir"] = str(work / "calibration")
+    rig["virtual"] |= {"runtime_dir": str(work / f"run_{name}"), "calibrated": True, **virtual}
+    for camera in rig["cameras"]:
+        camera["width"], camera["height"] = width, height
+    path = work / f"rig_{name}.yaml"
+    path.write_text(yaml.safe_dump(rig, sort_keys=False))
+    return path
+
+
+def record(stages: Stages, name: str, rig: Path, repo: str, root: Path, episodes: int, episode_s: float) -> None:
+    stages.run(
+        name,
+        "so101-record",
+        f"--config_path={rig}",
+        f"--dataset.repo_id={repo}",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        f"--session.num_episodes={episodes}",
+        f"--session.episode_s={episode_s}",
+        "--session.reset_s=1",
+    )
+
+
+def train(stages: Stages, name: str, dataset: Path, out: Path, args: argparse.Namespace) -> list[dict[str, float]]:
+    """Stock lerobot-train: a small ACT whose ResNet-18 learns from scratch (nothing is downloaded)."""
+    log_freq = max(1, args.steps // 40)
+    text = stages.run(
+        name,
+        "lerobot-train",
+        f"--dataset.repo_id={DEMO_REPO}",
+        f"--dataset.root={dataset}",
+        "--dataset.video_backend=pyav",
+        "--policy.type=act",
+        "--policy.device=cpu",
+        "--policy.push_to_hub=false",
+        "--policy.pretrained_backbone_weights=null",
+        "--policy.dim_model=256",
+        "--policy.n_heads=4",
+        "--policy.dim_feedforward=1024",
+        "--policy.n_encoder_layers=2",
+        "--policy.n_decoder_layers=1",
+        "--policy.chunk_size=30",
+        "--policy.n_action_steps=30",
+        f"--policy.optimizer_lr={args.lr}",
+        f"--policy.optimizer_lr_backbone={args.lr}",  # the backbone starts from scratch: it must learn too
+        f"--steps={args.steps}",
+        f"--batch_size={args.batch_size}",
+        "--num_workers=1",
+        f"--save_freq={args.steps}",
+        f"--log_freq={log_freq}",
+        "--wandb.enable=false",
+        f"--output_dir={out}",
+    )
+    return training_curve(text, log_freq)
+
+
+def deploy(stages: Stages, name: str, rig: Path, checkpoint: Path, root: Path, args: argparse.Namespace) -> None:
+    stages.run(
+        name,
+        "so101-deploy",
+        f"--config_path={rig}",
+        f"--policy.path={checkpoint}",
+        "--policy.device=cpu",
+        f"--dataset.repo_id={EVAL_REPO}",
+        f"--dataset.root={root}",
+        "--dataset.vcodec=h264",
+        f"--session.num_episodes={args.rollouts}",
+        f"--session.episode_s={args.episode_s}",
+        "--session.reset_s=1",
+    )
+
+
+def checkpoint_of(training: Path) -> Path:
+    return training / "checkpoints" / "last" / "pretrained_model"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--demonstrations", type=int, default=50)
+    parser.add_argument("--episode-s", type=float, default=17.0, help="each demonstration and rollout, seconds")
+    parser.add_argument("--steps", type=int, default=6000, help="lerobot-train steps (each training)")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--cameras", default="overhead", help="the rig's cameras: overhead,left_wrist,right_wrist")
+    parser.add_argument("--camera-size", default="96x72", help="WIDTHxHEIGHT of every camera")
+    parser.add_argument("--rollouts", type=int, default=20)
+    parser.add_argument("--corruption", default=Corruption.ACTION_BEHIND.value, help="or 'none'")
+    parser.add_argument("--work", type=Path, default=Path("outputs/bench/learning_loop"))
+    parser.add_argument("--quick", action="store_true", help="3 demonstrations, 20 steps, 2 rollouts, no corruption")
+    parser.add_argument("--out", type=Path, default=Path("outputs/bench/learning_loop.json"))
+    args = parser.parse_args()
+    if args.quick:
+        args.demonstrations, args.steps, args.rollouts, args.corruption = 3, 20, 2, "none"
+    width, height = (int(v) for v in args.camera_size.split("x"))
+    cameras = args.cameras.split(",")
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    stages = Stages(args.work)
+    rig = write_rig(args.work, "task", cameras, width, height)
+    blind_rig = write_rig(args.work, "blind", cameras, width, height, operator_blind=True, task_failure_rate=0.0)
+    demos = args.work / "demonstrations"
+
+    record(stages, "record_demonstrations", rig, DEMO_REPO, demos, args.demonstrations, args.episode_s)
+    stages.run("pre_training_check", "so101-review", f"--dataset.root={demos}", "--check=true")
+    groups = {"demonstrations": truth_scores(demos)}
+    curves = {"trained": train(stages, "train", demos, args.work / "train", args)}
+    deploy(stages, "deploy_trained", rig, checkpoint_of(args.work / "train"), args.work / "eval_trained", args)
+    groups["trained ACT"] = truth_scores(args.work / "eval_trained")
+    record(stages, "record_blind", blind_rig, EVAL_REPO, args.work / "eval_blind", args.rollouts, args.episode_s)
+    groups["blind (mean demonstration, open loop)"] = truth_scores(args.work / "eval_blind")
+    if args.corruption != "none":
+        broken = corrupted_copy(demos, args.work / "demonstrations_broken", Corruption(args.corruption))
+        # The check flags it (that is its job); training goes on regardless, to show what it would cost.
+        stages.run("pre_training_check_broken", "so101-review", f"--dataset.root={broken}", "--check=true", ok=(0, 1))
+        curves[args.corruption] = train(stages, "train_broken", broken, args.work / "train_broken", args)
+        deploy(stages, "deploy_broken", rig, checkpoint_of(args.work / "train_broken"), args.work / "eval_broken", args)
+        groups[f"ACT trained on {args.corruption}"] = truth_scores(args.work / "eval_broken")
+
+    summary = {name: summarise(scores) for name, scores in groups.items()}
+    coverage = {n: interval_coverage(groups["demonstrations"], n) for n in (5, 10, 20)}
+    trained, blind = summary["trained ACT"][TOTAL], summary["blind (mean demonstration, open loop)"][TOTAL]
+    result = {
+        "cpu": read_cpu().name,
+        "cores": os.cpu_count(),
+        "settings": {k: str(v) for k, v in vars(args).items()},
+        "seconds": stages.seconds,
+        "groups": summary,
+        "scores": groups,
+        "interval_coverage": coverage,
+        "curves": curves,
+        "target_met": bool(
+            trained["value"] is not None
+            and trained["value"] >= TARGET_TOTAL
+            and trained["low"] is not None
+            and blind["high"] is not None
+            and trained["low"] > blind["high"]
+        ),
+        "summary": [
+            Row(
+                "learning_loop",
+                "trained ACT: mean total by truth (0..3)",
+                "",
+                trained["value"],
+                blind["value"],
+                anchor_name="blind baseline (mean demonstration, open loop)",
+                higher_is_better=True,
+                target=f">= {TARGET_TOTAL}, 95 % interval above the blind one's",
+            ).as_dict(),
+            Row(
+                "learning_loop",
+                "report's 95 % interval covers the true mean (10 episodes, total)",
+                "share",
+                coverage[10][TOTAL],
+                0.95,
+                anchor_name="nominal",
+                higher_is_better=True,
+                target="about 0.95",
+            ).as_dict(),
+        ],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    from benchmarks.learning_plot import plot
+
+    plot(result, args.out.with_suffix(".png"))
+    for name, criteria in summary.items():
+        cells = "  ".join(f"{c} {criteria[c]['value']:.2f}" for c in (*CRITERIA, TOTAL))
+        print(f"{name:45s} n={criteria[TOTAL]['n']:3d}  {cells}")
+    print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
+
+
+if __name__ == "__main__":
+    main()
