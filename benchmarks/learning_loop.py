@@ -35,12 +35,10 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from benchmarks.learning_stats import CRITERIA, TOTAL, interval_coverage, summarise, training_curve, truth_scores
+from benchmarks.rig_file import write_rig
 from benchmarks.summary import Row
 from policies.compiled.cpu import read_cpu
-from robot.config import DEFAULT_RIG_FILE
 from tests.support.dataset_corruptions import Corruption, corrupted_copy
 
 DEMO_REPO, EVAL_REPO = "bench/fold_demos", "bench/fold_eval"  # EVAL_REPO seeds every evaluation's cloth poses
@@ -68,19 +66,6 @@ class Stages:
             raise SystemExit(f"{name} failed (exit {done.returncode}); its log: {log}\n{text[-2000:]}")
         print(f"    {self.seconds[name]:.0f} s", flush=True)
         return text
-
-
-def write_rig(work: Path, name: str, cameras: list[str], width: int, height: int, **virtual: object) -> Path:
-    """hardware_configs/virtual.yaml, calibrated, with this run's folders, cameras, their size and `virtual` fields."""
-    rig = yaml.safe_load(DEFAULT_RIG_FILE.read_text())
-    rig["cameras"] = [camera for camera in rig["cameras"] if camera["name"] in cameras]
-    rig["calibration"]["dir"] = str(work / "calibration")
-    rig["virtual"] |= {"runtime_dir": str(work / f"run_{name}"), "calibrated": True, **virtual}
-    for camera in rig["cameras"]:
-        camera["width"], camera["height"] = width, height
-    path = work / f"rig_{name}.yaml"
-    path.write_text(yaml.safe_dump(rig, sort_keys=False))
-    return path
 
 
 def record(stages: Stages, name: str, rig: Path, repo: str, root: Path, episodes: int, episode_s: float) -> None:
@@ -173,8 +158,8 @@ def main() -> None:
     args.work.mkdir(parents=True)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     stages = Stages(args.work)
-    rig = write_rig(args.work, "task", cameras, width, height)
-    blind_rig = write_rig(args.work, "blind", cameras, width, height, operator_blind=True, task_failure_rate=0.0)
+    rig = write_rig(args.work, "task", cameras, (width, height))
+    blind_rig = write_rig(args.work, "blind", cameras, (width, height), operator_blind=True, task_failure_rate=0.0)
     demos = args.work / "demonstrations"
 
     record(stages, "record_demonstrations", rig, DEMO_REPO, demos, args.demonstrations, args.episode_s)

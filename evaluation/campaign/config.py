@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+
+import yaml
 
 from evaluation.campaign.deploy_call import DeployOptions
 from evaluation.campaign.order import MAX_LABELS
 from evaluation.campaign.stopping import DEFAULT_MIN_EPISODES
 from evaluation.errors import ConfigError
+
+
+class CampaignScorer(StrEnum):
+    """Who scores each rollout of a campaign."""
+
+    LIVE = "live"  # the operator, with the keys after each rollout (deploy's live scores)
+    # The virtual rig's ground truth of each rollout (its quality card: robot/cameras/virtual/cloth_truth.py),
+    # R1-R3 as continuous 0..1 values; nobody scores, so a campaign runs unattended
+    TRUTH = "truth"
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,7 @@ class CampaignOptions:
     adjust_for_looks: bool = True  # split the 5 % over the planned looks (Bonferroni); false: 95 % at every look
     seed: int | None = None  # seed of the blind labels and the order; None: drawn at random (and stored)
     block: int = 1  # episodes per block: one so101-deploy call runs one policy this many times in a row
+    scorer: CampaignScorer = CampaignScorer.LIVE  # live (the operator's keys) or truth (virtual rig only)
 
     def planned_episodes(self) -> int:
         """Episodes per policy the order is planned for (the maximum with the rule, else the target)."""
@@ -58,8 +71,14 @@ class CampaignCommandConfig:
                 "campaign.root is required: pass --campaign.root=<folder> (a new folder starts a campaign; one "
                 "holding campaign.json resumes it)"
             )
-        if not self.live_scores.operator.strip():
+        if c.scorer == CampaignScorer.LIVE and not self.live_scores.operator.strip():
             raise ConfigError("live_scores.operator is empty: pass --live_scores.operator=<your name> (who scores)")
+        if c.scorer == CampaignScorer.TRUTH and not _virtual(self.deploy.config_path):
+            raise ConfigError(
+                f"campaign.scorer=truth needs the virtual rig (only its cloth has a ground truth), and "
+                f"{self.deploy.config_path} is a real one. Next: drop --deploy.config_path (the virtual rig) or "
+                "score live: --campaign.scorer=live --live_scores.operator=<your name>"
+            )
         if c.episodes_per_policy < 1 or c.block < 1 or c.min_episodes_per_policy < 2:
             raise ConfigError(
                 f"campaign.episodes_per_policy={c.episodes_per_policy}, block={c.block} (each >= 1), "
@@ -85,3 +104,14 @@ class CampaignCommandConfig:
                 "Next: drop it (the campaign runs to the target), then compare every pair: "
                 "so101-report --campaign.root=<folder>"
             )
+
+
+def _virtual(rig_file: Path | None) -> bool:
+    """Whether so101-deploy runs on the virtual rig with this rig file (None: its default, the virtual one)."""
+    if rig_file is None:
+        return True
+    try:
+        rig = yaml.safe_load(Path(rig_file).read_text())
+    except (OSError, yaml.YAMLError):
+        return True  # so101-deploy reports the file's own problem, in its words
+    return isinstance(rig, dict) and rig.get("virtual") is not None

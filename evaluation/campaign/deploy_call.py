@@ -3,7 +3,7 @@
     so101-deploy --policy.path=<checkpoint> --policy.blind_label=A
         --dataset.root=<campaign>/policy_A --dataset.repo_id=local/<campaign>_policy_A [--dataset.resume=true]
         --session.num_episodes=<episodes left in the block>
-        --live_scores.enabled=true --live_scores.operator=<name> --live_scores.criteria=[R1,R2,R3]
+        [--live_scores.enabled=true --live_scores.operator=<name> --live_scores.criteria=[R1,R2,R3]]  (scored live)
         [--config_path=<rig file>] [--session.episode_s=..] [--session.reset_s=..] [--engine.kind=..]
         [--policy.device=..]
 
@@ -117,7 +117,7 @@ class BlockCall:
     dataset_root: Path  # <campaign>/policy_A
     repo_id: str  # local/<campaign>_policy_A
     episodes: int  # episodes to record in this call
-    operator: str  # who scores the rollouts
+    operator: str  # who scores the rollouts with the keys; "": nobody (the virtual rig's truth scores them)
     criteria: tuple[str, ...]  # the rubric's criterion ids
 
     def args(self) -> list[str]:
@@ -130,9 +130,17 @@ class BlockCall:
             f"--dataset.repo_id={self.repo_id}",
             *resume,
             f"--session.num_episodes={self.episodes}",
+            *self._live_scores(),
+        ]
+
+    def _live_scores(self) -> list[str]:
+        if not self.operator:
+            return []
+        criteria = ",".join(self.criteria)
+        return [
             "--live_scores.enabled=true",
             f"--live_scores.operator={self.operator}",
-            f"--live_scores.criteria=[{','.join(self.criteria)}]",
+            f"--live_scores.criteria=[{criteria}]",
         ]
 
 

@@ -58,6 +58,7 @@ class Manifest:
     stop_when_significant: bool  # the stopping rule is on
     min_episodes_per_policy: int  # scored episodes each label needs before the rule may stop
     adjust_for_looks: bool  # each look's interval is Bonferroni-split over the planned looks
+    scorer: str = "live"  # who scores each rollout: "live" (the operator's keys) or "truth" (the virtual rig)
     status: str = Status.RUNNING
     outcome: str = ""  # when finished: the verdict ("stop: interval excludes 0", ...)
     episodes_done: Mapping[str, int] = field(default_factory=dict)  # label -> episodes in its dataset
@@ -96,6 +97,7 @@ class Manifest:
             "stop_when_significant": self.stop_when_significant,
             "min_episodes_per_policy": self.min_episodes_per_policy,
             "adjust_for_looks": self.adjust_for_looks,
+            "scorer": self.scorer,
             "status": self.status,
             "outcome": self.outcome,
             "episodes_done": dict(self.episodes_done),
@@ -178,6 +180,7 @@ def _parse(raw: dict[str, Any]) -> Manifest:
         stop_when_significant=bool(raw["stop_when_significant"]),
         min_episodes_per_policy=int(raw["min_episodes_per_policy"]),
         adjust_for_looks=bool(raw["adjust_for_looks"]),
+        scorer=str(raw.get("scorer", "live")),  # campaigns before truth scoring were all live
         status=str(raw["status"]),
         outcome=str(raw.get("outcome", "")),
         episodes_done={str(k): int(v) for k, v in dict(raw.get("episodes_done", {})).items()},

@@ -3,7 +3,8 @@
     plan (campaign.json) ──> next block not yet in its dataset ──> so101-deploy (foreground, blind label)
          ^                                                               │
          │                 episodes recorded <── policy_<label>/ <───────┘
-         └── manifest updated ── after a whole round: live scores ──> stopping rule ──> continue / stop
+         └── manifest updated ── after a whole round: scores ──> stopping rule ──> continue / stop
+                                  (live: the operator's; truth: each card's, on the virtual rig)
 
 Where the campaign stands is read from the datasets, not remembered: block i of label L is done when
 L's dataset holds as many episodes as the plan gives L up to block i. So a campaign that stopped (a
@@ -22,7 +23,7 @@ from pathlib import Path
 from evaluation.campaign.deploy_call import BlockCall, DeployExit
 from evaluation.campaign.manifest import Manifest, Status, write_manifest
 from evaluation.campaign.order import Block, planned_through
-from evaluation.campaign.readback import recorded_episodes, scored_totals
+from evaluation.campaign.readback import TRUTH, recorded_episodes, scored_totals
 from evaluation.campaign.stopping import StoppingRule, planned_looks
 
 DONE = "done: every planned episode"  # the outcome of a campaign that ran its whole plan
@@ -77,7 +78,7 @@ def progress_line(root: Path, manifest: Manifest) -> str:
     for label in manifest.labels:
         dataset = manifest.dataset_root(root, label)
         planned = sum(r.episodes(label) for r in manifest.rounds)
-        scored = len(scored_totals(dataset, manifest.criteria))
+        scored = len(scored_totals(dataset, manifest.criteria, manifest.scorer))
         parts.append(f"policy {label} {recorded_episodes(dataset)}/{planned} ({scored} scored)")
     return "progress: " + ", ".join(parts)
 
@@ -97,7 +98,7 @@ def _call(manifest: Manifest, root: Path, block: Block, episodes: int, operator:
         dataset_root=manifest.dataset_root(root, block.label),
         repo_id=f"local/{manifest.name}_{manifest.policy(block.label).dataset}",
         episodes=episodes,
-        operator=operator,
+        operator=operator if manifest.scorer != TRUTH else "",
         criteria=manifest.criteria,
     )
 
@@ -118,7 +119,10 @@ def _after_round(root: Path, manifest: Manifest, round_index: int, say: Callable
             manifest = manifest.with_progress(status=Status.FINISHED, outcome=DONE)
             write_manifest(root, manifest)
         return manifest
-    first, second = (scored_totals(manifest.dataset_root(root, label), manifest.criteria) for label in manifest.labels)
+    first, second = (
+        scored_totals(manifest.dataset_root(root, label), manifest.criteria, manifest.scorer)
+        for label in manifest.labels
+    )
     decision = stopping_rule(manifest).decide(first, second, at_maximum=last)
     look = {"round": round_index, "n": [len(first), len(second)], **decision.to_dict()}
     say(f"look after round {round_index + 1}: {decision.verdict.value} ({decision.reason})")

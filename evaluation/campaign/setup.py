@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
-from evaluation.campaign.config import CampaignCommandConfig
+from evaluation.campaign.config import CampaignCommandConfig, CampaignScorer
 from evaluation.campaign.errors import CampaignError
 from evaluation.campaign.identity import checkpoint_identity
 from evaluation.campaign.manifest import CampaignPolicy, Manifest, manifest_path, read_manifest, write_manifest
@@ -72,6 +72,7 @@ def new_manifest(config: CampaignCommandConfig) -> Manifest:
         stop_when_significant=c.stop_when_significant,
         min_episodes_per_policy=c.min_episodes_per_policy,
         adjust_for_looks=c.adjust_for_looks,
+        scorer=c.scorer.value,
         episodes_done=dict.fromkeys(labels, 0),
     )
 
@@ -116,6 +117,7 @@ def _check_same(config: CampaignCommandConfig, manifest: Manifest, given: set[st
         "--campaign.min_episodes_per_policy": (c.min_episodes_per_policy, manifest.min_episodes_per_policy),
         "--campaign.adjust_for_looks": (c.adjust_for_looks, manifest.adjust_for_looks),
         "--campaign.seed": (c.seed, manifest.seed),
+        "--campaign.scorer": (c.scorer.value, manifest.scorer),
         "--rubric_path": (load_rubric(config.rubric_path).version, manifest.rubric),
     }
     differ = [name for name, (now, then) in stored.items() if name in given and now != then]
@@ -129,6 +131,13 @@ def _check_same(config: CampaignCommandConfig, manifest: Manifest, given: set[st
     if differ:
         raise CampaignError(
             f"{manifest_path(_root(config))} already fixes the campaign, and {', '.join(differ)} differ(s) from it. "
-            f"Next: resume with the same options (or without them): so101-campaign --campaign.root={_root(config)} "
-            f"--live_scores.operator={config.live_scores.operator}; or start another campaign in a new folder"
+            f"Next: resume with the same options (or without them): so101-campaign --campaign.root={_root(config)}"
+            f"{_who(config)}; or start another campaign in a new folder"
         )
+
+
+def _who(config: CampaignCommandConfig) -> str:
+    """The resume command's scorer flags."""
+    if config.campaign.scorer == CampaignScorer.TRUTH:
+        return " --campaign.scorer=truth"
+    return f" --live_scores.operator={config.live_scores.operator}"

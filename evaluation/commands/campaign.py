@@ -22,6 +22,10 @@ Examples:
     # Resume after q, Ctrl-C or a failed block: the same folder, same order, no checkpoints to type:
     so101-campaign --campaign.root=outputs/campaigns/fold --live_scores.operator=ana
 
+    # On the virtual rig, unattended: each rollout scored by the cloth's ground truth, nobody at the keys:
+    so101-campaign --policies=[<checkpoint>,<checkpoint>] --campaign.root=outputs/campaigns/virtual \
+        --campaign.scorer=truth --campaign.stop_when_significant=true --campaign.max_episodes_per_policy=20
+
 Stopping rule: after each whole round (equal episodes per policy), once each has
 --campaign.min_episodes_per_policy scored episodes, the campaign stops if the Welch interval of the
 difference in mean total excludes 0; else it runs to the maximum. Looking after every round inflates

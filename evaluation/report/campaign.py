@@ -1,12 +1,13 @@
 """The reveal of a blind so101-campaign: which checkpoint each label was, and the difference in mean total.
 
-From the campaign folder's campaign.json and each label's live scores (the operator's, summed over
-the rubric's criteria per episode): per label, its checkpoint, content identity, episodes recorded
-and the mean total with a 95 % t-interval; per pair of labels, the difference in mean total with a
-95 % Welch interval, clipped to the possible range (evaluation/report/stats.py, as the report's own
-comparisons). After an early stop by the campaign's rule this is the plain 95 % interval: it does
-not account for the looks, and the difference tends to be a little overstated (a campaign stops
-when the noise points the way of the effect).
+From the campaign folder's campaign.json and each label's scores (the operator's live ones, or the
+virtual rig's truth in a campaign it scores; summed over the rubric's criteria per episode): per
+label, its checkpoint, content identity, episodes recorded and the mean total with a 95 %
+t-interval; per pair of labels, the difference in mean total with a 95 % Welch interval, clipped
+to the possible range (evaluation/report/stats.py, as the report's own comparisons). After an
+early stop by the campaign's rule this is the plain 95 % interval: it does not account for the
+looks, and the difference tends to be a little overstated (a campaign stops when the noise points
+the way of the effect).
 
 `so101-report --campaign.root=<folder>` prints it and writes campaign_reveal.json into the report folder;
 with `--datasets=[<campaign>/policy_A,...]` (judged datasets of one campaign) it comes beside the report.
@@ -21,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.campaign.manifest import MANIFEST_FILE, read_manifest
-from evaluation.campaign.readback import recorded_episodes, scored_totals
+from evaluation.campaign.readback import TRUTH, recorded_episodes, scored_totals
 from evaluation.campaign.stopping import Verdict
 from evaluation.report.errors import ReportError
 from evaluation.report.stats import Estimate, mean_t_interval, welch_difference
 from evaluation.report.tables import fmt_estimate
+from evaluation.vocabulary import TRUTH_LABEL
 
 REVEAL_FILE = "campaign_reveal.json"  # in the report folder (not campaign.json: that name is the manifest's)
 
@@ -50,10 +52,19 @@ class CampaignReveal:
     criteria: tuple[str, ...]  # the total is their sum
     policies: tuple[RevealedPolicy, ...]  # in label order
     differences: tuple[tuple[str, str, Estimate], ...]  # (first, second, first − second with a Welch interval)
+    scorer: str = "live"  # who scored the rollouts: "live" (the operator) or "truth" (the virtual rig)
+
+    @property
+    def scored_by(self) -> str:
+        """Who scored, in words."""
+        return TRUTH_LABEL if self.scorer == TRUTH else "the operator, live"
 
     def lines(self) -> list[str]:
         """The reveal in words, one line each."""
-        out = [f"campaign {self.name} ({self.outcome or 'not finished'}), total = {' + '.join(self.criteria)}:"]
+        out = [
+            f"campaign {self.name} ({self.outcome or 'not finished'}), total = {' + '.join(self.criteria)}, "
+            f"scored by {self.scored_by}:"
+        ]
         out += [
             f"  policy {p.label} = {p.checkpoint} ({p.identity[:19]}): {p.episodes} episodes, "
             f"mean total {fmt_estimate(p.total)} (n={p.total.n} scored)"
@@ -73,6 +84,7 @@ class CampaignReveal:
             "name": self.name,
             "outcome": self.outcome,
             "criteria": list(self.criteria),
+            "scored_by": self.scored_by,
             "policies": [
                 {
                     "label": p.label,
@@ -105,7 +117,7 @@ def reveal_campaign(root: Path) -> CampaignReveal:
     """
     manifest = read_manifest(root)
     bounds = (0.0, float(len(manifest.criteria)))
-    totals = {p.label: scored_totals(root / p.dataset, manifest.criteria) for p in manifest.policies}
+    totals = {p.label: scored_totals(root / p.dataset, manifest.criteria, manifest.scorer) for p in manifest.policies}
     policies = tuple(
         RevealedPolicy(
             p.label,
@@ -122,7 +134,7 @@ def reveal_campaign(root: Path) -> CampaignReveal:
         for i, a in enumerate(labels)
         for b in labels[i + 1 :]
     )
-    return CampaignReveal(manifest.name, manifest.outcome, manifest.criteria, policies, differences)
+    return CampaignReveal(manifest.name, manifest.outcome, manifest.criteria, policies, differences, manifest.scorer)
 
 
 def write_reveal(reveal: CampaignReveal, out_dir: Path) -> Path:

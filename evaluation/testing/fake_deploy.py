@@ -1,4 +1,4 @@
-"""A stand-in for so101-deploy in campaign tests: records "episodes" and the operator's live scores, no rig.
+"""A stand-in for so101-deploy in campaign tests: records "episodes" and their scores, no rig.
 
     python evaluation/testing/fake_deploy.py --policy.path=<ckpt> --policy.blind_label=A \
         --dataset.root=<campaign>/policy_A --dataset.repo_id=local/x_policy_A --session.num_episodes=2 \
@@ -9,7 +9,9 @@ checks what so101-deploy would: the flags a block needs, `--dataset.resume=true`
 folder holds a dataset. Per episode it bumps meta/info.json's total_episodes and writes a live score
 as teleop/dataset/live_scores.py does (it imports nothing of the product, so it starts in ~50 ms).
 Scores come from `<checkpoint>/fake_policy.json` ({"quality": 0..1}: each criterion is drawn around
-it, seeded by quality, label, episode and criterion, so runs repeat).
+it, seeded by quality, label, episode and criterion, so runs repeat). Without the --live_scores flags
+(a campaign scored by truth) each episode gets a quality card with the virtual rig's "truth" instead:
+R1-R3 continuous, drawn the same way.
 Every call is appended to `<campaign>/fake_deploy_calls.jsonl`. FAKE_DEPLOY_FAIL_AT_CALL=n makes the
 n-th call exit 1 having saved nothing; FAKE_DEPLOY_QUIT_AT_CALL=n makes it exit 0 having saved
 nothing (as if the operator pressed q). It prints only "policy <label>", never the checkpoint.
@@ -32,16 +34,16 @@ _NEEDED = (
     "dataset.root",
     "dataset.repo_id",
     "session.num_episodes",
-    "live_scores.enabled",
-    "live_scores.operator",
-    "live_scores.criteria",
 )
+_LIVE = ("live_scores.enabled", "live_scores.operator", "live_scores.criteria")  # all or none
+TRUTH_CRITERIA = ("R1", "R2", "R3")
 
 
 def main(argv: list[str]) -> int:
     """Record the asked episodes with scores; returns the exit code so101-deploy would."""
     args = dict(a.removeprefix("--").split("=", 1) for a in argv)
-    missing = [k for k in _NEEDED if k not in args]
+    live = any(k in args for k in _LIVE)
+    missing = [k for k in (*_NEEDED, *(_LIVE if live else ())) if k not in args]
     if missing:
         sys.stderr.write(f"error: missing {missing}\n")
         return 2
@@ -61,12 +63,14 @@ def main(argv: list[str]) -> int:
     if str(number) == os.environ.get("FAKE_DEPLOY_QUIT_AT_CALL"):
         return 0
     quality = float(json.loads((Path(args["policy.path"]) / POLICY_FILE).read_text())["quality"])
-    criteria = args["live_scores.criteria"].strip("[]").split(",")
     label = args["policy.blind_label"]
     done = json.loads(info.read_text())["total_episodes"] if info.exists() else 0
     for index in range(done, done + int(args["session.num_episodes"])):
-        scores = {c: _score(quality, label, index, c) for c in criteria}
-        _write_score(root, index, args["live_scores.operator"], scores)
+        if live:
+            scores = {c: _score(quality, label, index, c) for c in args["live_scores.criteria"].strip("[]").split(",")}
+            _write_score(root, index, args["live_scores.operator"], scores)
+        else:
+            _write_truth(root, index, {c: _truth(quality, label, index, c) for c in TRUTH_CRITERIA})
         info.parent.mkdir(parents=True, exist_ok=True)
         info.write_text(json.dumps({"codebase_version": "v3.0", "total_episodes": index + 1}))
         sys.stdout.write(f"policy {label}: episode {index} saved and scored\n")
@@ -90,6 +94,18 @@ def _write_score(root: Path, index: int, operator: str, scores: dict[str, float]
         "scores": scores,
     }
     path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _write_truth(root: Path, index: int, scores: dict[str, float]) -> None:
+    """The quality card's "truth" as the virtual rig saves it (read back by evaluation/truth.py's checks)."""
+    path = root / "meta" / "so101" / "episodes" / f"episode-{index:06d}" / "quality.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"episode": index, "truth": {"definition": "cloth_truth@2", "scores": scores}}))
+
+
+def _truth(quality: float, label: str, index: int, criterion: str) -> float:
+    x = quality + random.Random(f"truth:{quality}:{label}:{index}:{criterion}").uniform(-0.25, 0.25)
+    return round(min(1.0, max(0.0, x)), 4)
 
 
 def _score(quality: float, label: str, index: int, criterion: str) -> float:

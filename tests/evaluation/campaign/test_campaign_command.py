@@ -127,6 +127,37 @@ def test_the_rule_stops_a_clear_difference_early(checkpoints, tmp_path, capfd):
     assert "is finished" in capfd.readouterr().out
 
 
+def test_a_campaign_scored_by_truth_runs_unattended_and_stops_with_the_better_policy_ahead(
+    checkpoints, tmp_path, capfd
+):
+    root = tmp_path / "truth"
+    args = ["--campaign.scorer=truth", "--campaign.stop_when_significant=true", "--campaign.max_episodes_per_policy=12"]
+    argv = [a for a in _args(checkpoints, root, *args, "--campaign.seed=4") if not a.startswith("--live_scores")]
+    assert main(argv) == EXIT_OK
+    out = capfd.readouterr().out
+    _assert_blind(out, checkpoints)
+    assert "campaign finished (stop: interval excludes 0)" in out
+    assert all(not any(k.startswith("live_scores") for k in call) for call in _calls(root))  # nobody at the keys
+    manifest = json.loads((root / "campaign.json").read_text())
+    assert manifest["scorer"] == "truth"
+    assert manifest["episodes_done"]["A"] < 12
+    out_dir = tmp_path / "report"
+    assert report_main([f"--campaign.root={root}", f"--output_dir={out_dir}"]) == 0
+    reveal = json.loads((out_dir / "campaign_reveal.json").read_text())
+    difference = reveal["differences"][0]["difference"]
+    good = next(p["label"] for p in manifest["policies"] if "good" in p["checkpoint"])
+    assert (difference["low"] > 0) == (good == "A")  # the better one ahead, the interval clear of 0
+    assert (difference["high"] < 0) == (good == "B")
+    # Truth totals are continuous: the cards' sums, not the rubric's levels.
+    assert reveal["scored_by"] == "virtual ground truth"
+    totals = [p["total"]["value"] for p in reveal["policies"]]
+    assert any(round(t * 2) != t * 2 for t in totals), totals
+    # Resuming it scored live instead would mix two scorers: refused.
+    capfd.readouterr()
+    assert main(_args(checkpoints, root, "--campaign.scorer=live")) == EXIT_USAGE
+    assert "--campaign.scorer differ" in " ".join(capfd.readouterr().out.split())
+
+
 def test_a_failed_deploy_is_one_line_and_the_printed_command_resumes_in_the_same_order(
     checkpoints, tmp_path, capfd, monkeypatch
 ):
@@ -200,6 +231,14 @@ def test_options_that_disagree_with_the_stored_campaign_are_refused(checkpoints,
             "applies with the stopping rule only",
         ),
         (["--campaign.root=x", "--live_scores.operator=ana", "--deploy.engine.kind=remote"], "deploy.engine.kind"),
+        (
+            [
+                "--campaign.root=x",
+                "--campaign.scorer=truth",
+                f"--deploy.config_path={ROOT}/hardware_configs/so101_bimanual.yaml",
+            ],
+            "campaign.scorer=truth needs the virtual rig",
+        ),
         (
             ["--campaign.root={tmp}/new", "--live_scores.operator=ana", "--policies=[{tmp}/no,{tmp}/nope]"],
             "is not a folder",
