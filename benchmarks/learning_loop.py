@@ -209,7 +209,7 @@ def main() -> None:
     parser.add_argument("--episode-s", type=float, default=17.0, help="each demonstration and rollout, seconds")
     parser.add_argument("--steps", type=int, default=6000, help="lerobot-train steps (each training)")
     parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--cameras", default="overhead", help="the rig's cameras: overhead,left_wrist,right_wrist")
     parser.add_argument("--camera-size", default="96x72", help="WIDTHxHEIGHT of every camera")
     parser.add_argument("--rollouts", type=int, default=20)
