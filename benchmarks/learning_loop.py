@@ -6,7 +6,8 @@
 
 Every step is the command a user runs, on the virtual rig with one small camera (the overhead one at
 96x72, which sees where the cloth lies): ACT's ResNet-18 on three 480x640 frames takes ~1 s a step
-on 2 cores, on three 80x64 ones 0.5 s; on the one camera ~0.25 s, so 6,000 steps fit 30 minutes.
+on 2 cores, on three 80x64 ones 0.5 s; on the one camera ~0.35 s (2.85 steps a second measured),
+so 5,000 steps fit 30 minutes.
 
     so101-record      --demonstrations episodes; the scripted operator does the task from where each
                       episode's cloth lies and fails at virtual.task_failure_rate (0.15)
@@ -207,7 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--demonstrations", type=int, default=50)
     parser.add_argument("--episode-s", type=float, default=17.0, help="each demonstration and rollout, seconds")
-    parser.add_argument("--steps", type=int, default=6000, help="lerobot-train steps (each training)")
+    parser.add_argument("--steps", type=int, default=5000, help="lerobot-train steps (each training)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--cameras", default="overhead", help="the rig's cameras: overhead,left_wrist,right_wrist")

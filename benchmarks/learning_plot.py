@@ -36,7 +36,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
         scores.bar(xs, means, width, yerr=errors, capsize=3, label=f"{name} (n={n})")
     scores.set_xticks(range(len(keys)), [*CRITERIA, "total / 3"])
     scores.set(ylim=(0, 1.05), ylabel="virtual ground truth, mean and 95 % interval", title="Scored by truth")
-    scores.legend(fontsize=7, loc="upper right")
+    scores.legend(fontsize=7, loc="lower left", framealpha=0.9)
     fig.suptitle(f"Learning loop on the virtual rig ({result['cpu']}, {result['cores']} cores)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -6,7 +6,8 @@
 
 Our side is `so101-record` as a user runs it on the virtual rig: the scripted operator does the task
 from where each episode's cloth lies, the table is tidied between episodes (--reset-s), three
-virtual cameras at 480x640 and 30 fps, LeRobot's default codec (libsvtav1). LeRobot's side is its
+virtual cameras at 480x640 and 30 fps, h264 on both sides (--vcodec; libsvtav1, both tools' default,
+cannot keep up on 2 cores). LeRobot's side is its
 `record()` with its own bimanual SO classes on the same emulator
 (benchmarks/record_session_lerobot.py). Each runs alone, one after the other.
 
@@ -122,6 +123,7 @@ def run_ours(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         f"--session.num_episodes={args.episodes}",
         f"--session.episode_s={args.episode_s}",
         f"--session.reset_s={args.reset_s}",
+        f"--dataset.vcodec={args.vcodec}",
     ]
     cards = root / SIDECAR_DIR
     with (work / "ours.log").open("w") as log:
@@ -140,7 +142,7 @@ def run_ours(work: Path, args: argparse.Namespace) -> dict[str, Any]:
 def run_lerobot(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     root = work / "lerobot"
     command = [sys.executable, "-m", "benchmarks.record_session_lerobot", str(root)]
-    command += [str(args.episodes), str(args.episode_s), str(args.reset_s)]
+    command += [str(args.episodes), str(args.episode_s), str(args.reset_s), args.vcodec]
     started = []
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -218,6 +220,10 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--episode-s", type=float, default=32.0)
     parser.add_argument("--reset-s", type=float, default=5.0)
+    # libsvtav1 (both tools' default) cannot encode three 480x640 streams in real time on 2 cores: our
+    # writer process then runs at ~150 % CPU and loses 40-70 frames per 8 s episode, so the gates discard
+    # every episode; h264 is what a 2-core machine records with (--dataset.vcodec=h264).
+    parser.add_argument("--vcodec", default="h264", choices=("h264", "libsvtav1"))
     parser.add_argument("--only", choices=("ours", "lerobot"), help="one side only")
     parser.add_argument("--work", type=Path, default=Path("outputs/bench/record_session"))
     parser.add_argument("--quick", action="store_true", help="3 episodes of 8 s each side")

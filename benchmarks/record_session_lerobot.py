@@ -1,9 +1,9 @@
 """A user's session, LeRobot's side: stock `lerobot-record` (its `record()`) on the virtual rig.
 
-    python -m benchmarks.record_session_lerobot ROOT EPISODES EPISODE_S RESET_S   # run by record_session.py
+    python -m benchmarks.record_session_lerobot ROOT EPISODES EPISODE_S RESET_S VCODEC   # run by record_session.py
 
 LeRobot's own BiSOFollower and BiSOLeader on the emulated buses (the scripted hands loop the cloth
-fold on the leaders), its recording loop, dataset writer and video encoding with their defaults.
+fold on the leaders), its recording loop, dataset writer and video encoding with their defaults but the codec.
 Its CLI can build no camera the virtual rig serves, so the three cameras are our virtual ones
 behind LeRobot's camera interface (benchmarks/deploy_loop_lerobot.py's plugin camera), rendering the
 scripted fold at 640x480: what is measured around them (frames written, encoded, held) is LeRobot's.
@@ -19,8 +19,9 @@ from benchmarks.record_rig import RIG_ID, rig_config
 from benchmarks.session_facts import CAMERAS, FPS, LEROBOT_REPO, TASK
 
 
-def run(root: Path, episodes: int, episode_s: float, reset_s: float) -> None:
+def run(root: Path, episodes: int, episode_s: float, reset_s: float, vcodec: str) -> None:
     from lerobot.configs.dataset import DatasetRecordConfig
+    from lerobot.configs.video import RGBEncoderConfig
     from lerobot.robots.bi_so_follower import BiSOFollowerConfig
     from lerobot.robots.so_follower import SOFollowerConfig
     from lerobot.scripts.lerobot_record import RecordConfig, record
@@ -65,9 +66,10 @@ def run(root: Path, episodes: int, episode_s: float, reset_s: float) -> None:
             reset_time_s=reset_s,
             num_episodes=episodes,
             push_to_hub=False,
+            rgb_encoder=RGBEncoderConfig(vcodec=vcodec),
         )
         record(RecordConfig(robot=robot, dataset=dataset, teleop=teleop, display_data=False, play_sounds=False))
 
 
 if __name__ == "__main__":
-    run(Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
+    run(Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5])

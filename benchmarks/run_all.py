@@ -75,8 +75,8 @@ PLAN: dict[str, Plan] = {
     # Deploy on the virtual rig with full-size SmolVLA: starved ticks, PyTorch against OpenVINO.
     "deploy_smolvla": Plan(["--seconds", "15"], ["--seconds", "40"], limit_s=900),
     # Our recordings train an ACT (stock lerobot-train) that so101-deploy runs, scored by the virtual
-    # rig's ground truth beside a blind baseline and a training on shifted actions: ~100 min on 2 cores.
-    "learning_loop": Plan([], limit_s=2400, long_only=True),
+    # rig's ground truth beside a blind baseline and a training on shifted actions, then a campaign: ~2 h.
+    "learning_loop": Plan([], limit_s=3000, long_only=True),
     # A user's whole session, so101-record against stock lerobot-record: 50 episodes of 32 s each side
     # (~65 min). Its short form, 10 episodes (~13 min), is `python -m benchmarks.record_session`: with
     # it the default run would take ~32 minutes instead of 20.
