@@ -40,12 +40,23 @@ class FollowerPose:
         return self.positions
 
 
+class SharedCamera:
+    """One of our cameras inside a LeRobot config: copies of the config share it (lerobot-record's
+    `asdict(cfg)` deep-copies every config, and a camera holds threads and locks)."""
+
+    def __init__(self, camera: Camera) -> None:
+        self.camera = camera
+
+    def __deepcopy__(self, memo: dict) -> "SharedCamera":
+        return self
+
+
 @LeRobotCameraConfig.register_subclass("so101_virtual")
 @dataclass(kw_only=True)
 class VirtualRigCameraConfig(LeRobotCameraConfig):
     """LeRobot camera config for one of our virtual cameras (only built in code, never parsed)."""
 
-    camera: Any = None  # our robot.cameras Camera, not yet connected
+    camera: SharedCamera | None = None  # our robot.cameras Camera, not yet connected
 
 
 # LeRobot finds a plugin camera's class from its config's module (`make_device_from_device_class`:
@@ -59,7 +70,9 @@ class VirtualRigCamera(LeRobotCamera):
 
     def __init__(self, config: VirtualRigCameraConfig) -> None:
         super().__init__(config)
-        self.camera: Camera = config.camera
+        if config.camera is None:
+            raise ValueError("VirtualRigCameraConfig needs camera=SharedCamera(<our camera>)")
+        self.camera: Camera = config.camera.camera
 
     @property
     def is_connected(self) -> bool:
@@ -107,7 +120,7 @@ def run_lerobot(checkpoint: Path, root: Path, seconds: float, height: int, width
     pose = FollowerPose(ready_pose())  # until the first observation
     ours = make_cameras(config.cameras, joint_source=pose.get)  # one scene, one epoch, as in our rig
     lerobot_cameras = {
-        name: VirtualRigCameraConfig(camera=camera, width=width, height=height, fps=FPS)
+        name: VirtualRigCameraConfig(camera=SharedCamera(camera), width=width, height=height, fps=FPS)
         for name, camera in ours.items()
     }
     robot = BiSOFollowerConfig(

@@ -14,7 +14,7 @@ Everything else is `record(RecordConfig)` as `lerobot-record` builds it from its
 import sys
 from pathlib import Path
 
-from benchmarks.deploy_loop_lerobot import VirtualRigCameraConfig
+from benchmarks.deploy_loop_lerobot import SharedCamera, VirtualRigCameraConfig
 from benchmarks.record_rig import RIG_ID, rig_config
 from benchmarks.session_facts import CAMERAS, FPS, LEROBOT_REPO, TASK
 
@@ -39,7 +39,9 @@ def run(root: Path, episodes: int, episode_s: float, reset_s: float, vcodec: str
         ours = make_cameras(config.cameras, joint_source=fold_source())
         size = {name: (width, height) for name, height, width in CAMERAS}
         cameras = {
-            name: VirtualRigCameraConfig(camera=camera, width=size[name][0], height=size[name][1], fps=FPS)
+            name: VirtualRigCameraConfig(
+                camera=SharedCamera(camera), width=size[name][0], height=size[name][1], fps=FPS
+            )
             for name, camera in ours.items()
         }
         ports = found.ports
