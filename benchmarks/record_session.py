@@ -1,6 +1,6 @@
 """A user's session held: so101-record against stock lerobot-record, 32 s episodes from three 480x640 cameras.
 
-    .venv/bin/python -m benchmarks.record_session                  # 10 episodes each side (~16 min on 2 cores)
+    .venv/bin/python -m benchmarks.record_session                  # 10 episodes each side (~17 min on 2 cores)
     .venv/bin/python -m benchmarks.record_session --episodes 50    # make bench LONG=1: the whole session (~65 min)
     .venv/bin/python -m benchmarks.record_session --quick          # 3 episodes of 8 s each side
 

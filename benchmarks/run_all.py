@@ -78,8 +78,8 @@ PLAN: dict[str, Plan] = {
     # rig's ground truth beside a blind baseline and a training on shifted actions, then a campaign: ~2 h.
     "learning_loop": Plan([], limit_s=3000, long_only=True),
     # A user's whole session, so101-record against stock lerobot-record: 50 episodes of 32 s each side
-    # (~65 min). Its short form, 10 episodes (~13 min), is `python -m benchmarks.record_session`: with
-    # it the default run would take ~32 minutes instead of 20.
+    # (~65 min). Its short form, 10 episodes (~17 min), is `python -m benchmarks.record_session`: with
+    # it the default run would take ~35 minutes instead of 19.
     "record_session": Plan([], ["--episodes", "50"], limit_s=1800, long_only=True),
 }
 LONG_ONLY = "long mode only (make bench LONG=1)"
