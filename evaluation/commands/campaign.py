@@ -23,7 +23,7 @@ Examples:
     so101-campaign --campaign.root=outputs/campaigns/fold --live_scores.operator=ana
 
     # On the virtual rig, unattended: each rollout scored by the cloth's ground truth, nobody at the keys:
-    so101-campaign --policies=[<checkpoint>,<checkpoint>] --campaign.root=outputs/campaigns/virtual \
+    so101-campaign --policies=[<checkpoint>,<checkpoint>] --campaign.root=outputs/campaigns/virtual \\
         --campaign.scorer=truth --campaign.stop_when_significant=true --campaign.max_episodes_per_policy=20
 
 Stopping rule: after each whole round (equal episodes per policy), once each has
