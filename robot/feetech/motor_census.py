@@ -7,6 +7,7 @@ and counted one by one; bytes that do not parse (two replies colliding on a real
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lerobot.motors.feetech import FeetechMotorsBus
@@ -15,6 +16,10 @@ BROADCAST_ID = 0xFE
 _PING = 0x01
 LISTEN_S = 0.03  # after the ping: a reply is due within ~1 ms at 1 Mbps, 6 replies and a 500 µs delay each
 QUIET_S = 0.01  # the line stays silent this long after the last byte: every reply is in
+# A census whose answer would stop setup is taken again listening this long: a reply that a slow
+# adapter, or a loaded machine's emulator, sends after LISTEN_S must not read as "no motor". Only a
+# failing census pays it, so a working rig's setup stays as quick.
+PATIENT_LISTEN_S = 0.25
 
 
 def _ping_packet() -> bytes:
@@ -89,12 +94,11 @@ def parse_replies(data: bytes) -> tuple[list[int], int]:
     return ids, garbled
 
 
-def _listen(bus: FeetechMotorsBus) -> bytes:
+def _gather(bus: FeetechMotorsBus, listen_s: float, quiet_s: float) -> bytes:
+    """What arrives until `listen_s` has passed and the line has then been silent for `quiet_s`."""
     port = bus.port_handler
-    port.clearPort()
-    port.ser.write(_ping_packet())
     data = bytearray()
-    deadline = time.monotonic() + LISTEN_S
+    deadline = time.monotonic() + listen_s
     last_byte = time.monotonic()
     while True:
         waiting = port.ser.in_waiting
@@ -102,12 +106,20 @@ def _listen(bus: FeetechMotorsBus) -> bytes:
             data += port.ser.read(waiting)
             last_byte = time.monotonic()
         now = time.monotonic()
-        if now >= deadline and now - last_byte >= QUIET_S:
+        if now >= deadline and now - last_byte >= quiet_s:
             return bytes(data)
         time.sleep(0.001)
 
 
-def take_census(bus: FeetechMotorsBus, bauds: list[int] | None = None) -> Census:
+def _listen(bus: FeetechMotorsBus, listen_s: float) -> bytes:
+    if listen_s > LISTEN_S:  # a patient census: an earlier ping's late replies must not count as motors
+        _gather(bus, 0.0, listen_s)
+    bus.port_handler.clearPort()
+    bus.port_handler.ser.write(_ping_packet())
+    return _gather(bus, listen_s, QUIET_S)
+
+
+def take_census(bus: FeetechMotorsBus, bauds: list[int] | None = None, listen_s: float = LISTEN_S) -> Census:
     """Broadcast a PING at each baud rate (default: the rates LeRobot's `setup_motor` scans).
 
     The bus is left at its default baud rate (1 Mbps) afterwards.
@@ -117,8 +129,19 @@ def take_census(bus: FeetechMotorsBus, bauds: list[int] | None = None) -> Census
     try:
         for baud in rates:
             bus.set_baudrate(baud)
-            ids, garbled = parse_replies(_listen(bus))
+            ids, garbled = parse_replies(_listen(bus, listen_s))
             results.append(BaudCensus(baud, tuple(ids), garbled))
     finally:
         bus.set_baudrate(bus.default_baudrate)
     return Census(tuple(results))
+
+
+def census_expecting(
+    bus: FeetechMotorsBus, expected: Callable[[Census], bool], bauds: list[int] | None = None
+) -> Census:
+    """A census; if it is not what `expected` accepts, the census taken again at PATIENT_LISTEN_S.
+
+    The second census is the answer: on a healthy bus it only confirms the first.
+    """
+    census = take_census(bus, bauds)
+    return census if expected(census) else take_census(bus, bauds, PATIENT_LISTEN_S)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from robot.errors import ArmRef, MotorError
-from robot.feetech.motor_census import Census, take_census
+from robot.feetech.motor_census import Census, census_expecting
 from robot.joints import JOINT_NAMES, MOTOR_IDS
 
 DEFAULT_BAUD = 1_000_000  # what LeRobot's SO classes talk at, and what setup leaves every motor at
@@ -63,6 +63,18 @@ def already_set_up(census: Census) -> bool:
     return at_default is not None and tuple(sorted(at_default.ids)) == CHAIN_IDS and not census.garbled
 
 
+def _one_motor(census: Census) -> bool:
+    return census.replies == 1 and not census.garbled
+
+
+def _only(motor_id: int) -> Callable[[Census], bool]:
+    def answers(census: Census) -> bool:
+        at_default = census.at(DEFAULT_BAUD)
+        return at_default is not None and at_default.ids == (motor_id,)
+
+    return answers
+
+
 def _the_one_motor(ref: ArmRef, joint: str, census: Census) -> tuple[int, int]:
     if census.replies == 0 and not census.garbled:
         raise MotorSetupError(
@@ -90,7 +102,9 @@ def setup_arm(ref: ArmRef, bus: Any, cue: MotorCue, say: Callable[[str], None] =
         MotorSetupError: no motor, or more than one, answered for a joint; or the chain is not
             complete afterwards. Motors set before the failure keep their new IDs (setup can rerun).
     """
-    if already_set_up(take_census(bus, [DEFAULT_BAUD])):
+    # A chain whose replies come late must not look new (setup would renumber it): "not set up" is
+    # listened for again, patiently.
+    if already_set_up(census_expecting(bus, already_set_up, [DEFAULT_BAUD])):
         raise ArmAlreadySetUpError(
             ref,
             None,
@@ -100,7 +114,7 @@ def setup_arm(ref: ArmRef, bus: Any, cue: MotorCue, say: Callable[[str], None] =
     assigned = []
     for joint in reversed(JOINT_NAMES):
         cue.connect_only(joint)
-        baud, found_id = _the_one_motor(ref, joint, take_census(bus))
+        baud, found_id = _the_one_motor(ref, joint, census_expecting(bus, _one_motor))
         try:
             bus.setup_motor(joint, initial_baudrate=baud, initial_id=found_id)
         except (RuntimeError, ConnectionError, OSError) as e:
@@ -110,8 +124,8 @@ def setup_arm(ref: ArmRef, bus: Any, cue: MotorCue, say: Callable[[str], None] =
                 f"LeRobot's setup_motor failed ({e})",
                 f"check the {joint} motor's cable, then run {_again(ref)}",
             ) from e
-        after = take_census(bus, [DEFAULT_BAUD]).at(DEFAULT_BAUD)
-        if after is None or after.ids != (MOTOR_IDS[joint],):
+        renumbered = _only(MOTOR_IDS[joint])
+        if not renumbered(census_expecting(bus, renumbered, [DEFAULT_BAUD])):
             raise MotorSetupError(
                 ref,
                 joint,
@@ -121,7 +135,7 @@ def setup_arm(ref: ArmRef, bus: Any, cue: MotorCue, say: Callable[[str], None] =
         assigned.append(MotorAssigned(joint, found_id, baud, MOTOR_IDS[joint]))
         say(f"{joint}: id {found_id} at {baud} baud -> id {MOTOR_IDS[joint]} at 1 Mbps")
     cue.connect_all()
-    chain = take_census(bus, [DEFAULT_BAUD])
+    chain = census_expecting(bus, already_set_up, [DEFAULT_BAUD])
     if not already_set_up(chain):
         raise MotorSetupError(
             ref,

@@ -9,7 +9,7 @@ from robot.config import BusConfig, CalibrationConfig
 from robot.doctor.arms import check_arm
 from robot.doctor.rows import Status
 from robot.errors import FactoryMotorsError
-from robot.feetech.motor_census import parse_replies, take_census
+from robot.feetech.motor_census import LISTEN_S, PATIENT_LISTEN_S, census_expecting, parse_replies, take_census
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import JOINT_NAMES, Role, Side
 from robot.setup.motors import ArmAlreadySetUpError, MotorSetupError, setup_arm
@@ -76,6 +76,31 @@ def test_brand_new_motors_get_ids_1_to_6_at_1_mbps_one_at_a_time(factory_rig):
     inspected.disconnect(release_torque=False)
     assert len(lines) == 6
     assert "shoulder_pan: id 1 at 115200 baud -> id 1 at 1 Mbps" in lines
+
+
+def test_a_reply_later_than_the_quick_census_listens_is_heard_before_no_motor_is_said(tmp_path):
+    # An adapter (or a loaded machine's emulator) that answers after the quick census stopped
+    # listening: setup would say "no motor answers at any baud rate" with the motor on the cable.
+    late_ms = 1000 * (LISTEN_S + PATIENT_LISTEN_S) / 2
+    config = VirtualRigConfig(
+        runtime_dir=tmp_path / "run",
+        timing=TimingMode.USB,
+        usb_latency_ms=late_ms,
+        factory_new=True,
+        realtime_priority=0,
+    )
+    with VirtualRigProcess(config) as process, VirtualRigClient(process.endpoints.control) as client:
+        client.reopen(ARM)
+        client.connect_only(ARM, "gripper")
+        arm = _arm(process.endpoints.ports[ARM])
+        bus = arm.open_for_setup()
+        try:
+            quick = take_census(bus, [1_000_000])
+            patient = census_expecting(bus, lambda census: census.replies == 1, [1_000_000])
+        finally:
+            arm.disconnect(release_torque=False)
+    assert quick.replies == 0  # the quick listen is over before the reply arrives
+    assert patient.at(1_000_000).ids == (1,)
 
 
 class _NobodyAtTheArm:

@@ -34,6 +34,14 @@ from tests.teleop.dataset.helpers import TASK, frame, load, spec
 KEEP_SLOW_EPISODES = replace(LENIENT, on_fail=GateAction.KEEP)
 
 pytestmark = pytest.mark.slow
+
+
+def verdicts(session: RecordingSession) -> list[str]:
+    """Each card's verdict, with a kept episode's gate mark dropped: whether a loaded machine slowed
+    an episode past the gates is not what these tests are about (its save is)."""
+    return [card.verdict.removesuffix(" (marked)") for card in session.cards]
+
+
 RIG_CAMERAS = tuple((camera.name, camera.height, camera.width) for camera in CAMERAS)  # the writer's shapes
 
 
@@ -108,7 +116,7 @@ def test_a_save_with_short_videos_is_not_counted_and_the_episode_is_recorded_aga
     assert session.recorded == 1 == len(writer.saved)
     assert session.unsaved == [UnsavedEpisode(0, str(short))]
     assert session.save_failure is None
-    assert [card.verdict for card in session.cards] == ["not saved", "keep"]
+    assert verdicts(session) == ["not saved", "keep"]
     assert f"episode 0 is NOT saved and will be recorded again: {short}" in events
 
 
@@ -122,7 +130,7 @@ def test_a_failed_save_ends_the_session_with_only_the_durable_episodes_counted(r
     assert session.recorded == 1
     assert session.save_failure == UnsavedEpisode(1, str(full))
     assert f"episode 1 is NOT saved: {full}" in events
-    assert [card.verdict for card in session.cards] == ["keep", "not saved"]
+    assert verdicts(session) == ["keep", "not saved"]
     folder = Path("/data/fold")
     assert describe_saves(session, 0, folder) == [
         f"episode 1 is NOT saved: {full}",
@@ -195,7 +203,7 @@ def test_a_save_with_short_videos_is_rolled_back_and_recorded_again_through_the_
     assert [unsaved.index for unsaved in session.unsaved] == [0]
     assert re.search(r"videos came out short \(\w+ 29 of 30 frames\)", session.unsaved[0].reason)
     assert session.save_failure is None
-    assert [card.verdict for card in session.cards] == ["not saved", "keep"]
+    assert verdicts(session) == ["not saved", "keep"]
     assert any(event.startswith("episode 0 is NOT saved and will be recorded again: ") for event in events)
     assert describe_saves(session, report.episodes, root)[-1] == f"1 episode(s) saved to {root} in this run"
     dataset = load(root)
