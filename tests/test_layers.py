@@ -1,4 +1,4 @@
-"""Imports point down only: evaluation stands apart; policies > teleop > robot (DESIGN.md).
+"""Imports point down only: evaluation stands apart; policies > teleop > robot (docs/architecture.md).
 
 Two exceptions, each a language every command speaks, evaluation's too, and each importing nothing
 of the product but each other (`SHARED`): the command-line shell, robot/shell/ (help, option names,
@@ -35,7 +35,7 @@ FORBIDDEN = {
     "evaluation": {"robot", "teleop", "policies"},
 }
 PRODUCT = tuple(FORBIDDEN)
-MAX_LINES = 400  # STYLE.md: one concept per file; past ~300 lines a file asks to be split
+MAX_LINES = 400  # one concept per file; past ~300 lines a file asks to be split along a seam
 
 # The virtual rig's front: what code outside robot/virtual/ may import. Its settings (parsed with
 # every rig file), the control client, the launcher (it starts the emulator in a child process,

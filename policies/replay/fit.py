@@ -23,10 +23,10 @@ import numpy as np
 
 from policies.replay.dataset import EpisodeData, ReplayDataset
 from policies.replay.errors import DatasetFitError, ReplayOptionError
+from robot.config import MAX_FPS  # a replay runs on the rig, so the rig's limit is its limit
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side, joint_key
 
 SINGLE_ARM_NAMES: tuple[str, ...] = tuple(f"{joint}.pos" for joint in JOINT_NAMES)
-MAX_FPS = 120  # the fastest rate the loop is asked to run, Hz (a bimanual bus tick takes ~5 ms)
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ pytestmark = pytest.mark.slow
 def rig(tmp_path_factory):
     runtime = tmp_path_factory.mktemp("rig")
     # Stock LeRobot waits 50 ms for a reply and, while calibrating, never retries: on a busy
-    # 2-core CI machine an emulator at normal priority missed that once (notes/servo-emulator.md
-    # §1). It runs where the product's virtual rig runs it (virtual.yaml), in SCHED_FIFO when
-    # permitted, so its replies preempt the rest of the suite as a real motor's firmware would.
+    # 2-core CI machine an emulator at normal priority missed that once. It runs where the
+    # product's virtual rig runs it (virtual.yaml), in SCHED_FIFO when permitted, so its replies
+    # preempt the rest of the suite as a real motor's firmware would.
     config = VirtualRigConfig(runtime_dir=runtime, timing=TimingMode.WIRE, realtime_priority=9)
     with VirtualRigProcess(config) as process:
         yield process
@@ -172,7 +172,7 @@ def test_lerobot_lifecycle(rig, tmp_path, monkeypatch, bus, make):
     sequence = instruction_sequence(client.trace(bus))
     assert person.prompts == []
     assert again.is_calibrated
-    # The same count as a trace of the prototype emulator (notes/servo-emulator.md §4).
+    # The same count as a trace of the prototype emulator (the packets LeRobot's calibration sends).
     assert len(sequence) == (117 if is_follower else 84)
     again.disconnect()
     golden = GOLDEN / f"lerobot_{'follower' if is_follower else 'leader'}_reconnect.json"

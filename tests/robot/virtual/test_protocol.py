@@ -1,5 +1,5 @@
 """Byte sequences of the SCS protocol, checked against the vectors captured from the vendor SDK
-(notes/servo-emulator.md §2): what the host sends, and what the emulator answers."""
+(robot/virtual/protocol.py): what the host sends, and what the emulator answers."""
 
 import pytest
 
