@@ -5,11 +5,15 @@ LeRobot 0.6.1 records SO-101 joints in degrees by default, as we do, but dataset
 ends clamped to exactly +/-100. Read as degrees, such a dataset moves a joint by the wrong amount
 (wrist_roll ~1.7x too far), so the units are detected from the recording's own evidence and stated:
 
-    clamps     body joints sitting at exactly +/-100 on some frames   -> percent (the range clamp)
     beyond     a body joint past +/-100                               -> degrees
     grid       follower readings on the STS3215's degree grid          -> degrees (LeRobot converts a
                (raw steps x 360/4095, around a whole or half step)        raw step to (raw - mid) x 360/4095)
+    clamps     body joints sitting at exactly +/-100 on some frames   -> percent (the range clamp)
     otherwise                                                         -> unknown: state it
+
+The grid comes before the clamps: 100 degrees is 1137.5 steps, a grid point wherever a joint's
+range middle falls between two steps, so an arm in degrees can read exactly 100.0 (a loaded
+machine's demo recording did, and its checkpoint was refused as percent).
 
 Grippers read 0..100 in both conventions and are never evidence. A live replay refuses anything
 but degrees until the person states the units (`--dataset.units=degrees`).
@@ -25,6 +29,7 @@ GRID_TOLERANCE_STEPS = 0.02  # float32 storage keeps a degree value within this 
 MIN_CLAMPED_SHARE = 0.005  # frames at exactly +/-100 that mark the range clamp (one in 200)
 ON_GRID_SHARE = 0.9  # share of readings on the degree grid that marks degrees
 OFF_GRID_SHARE = 0.3  # below this (chance is ~8 %), values within +/-100 read as percent
+MIN_GRID_ENDS = 4  # statistics: ends off +/-100 needed to judge by the grid (all on it by chance: 0.08^4)
 
 
 class JointUnits(StrEnum):
@@ -50,6 +55,12 @@ class UnitsVerdict:
         return f"{names[self.units]} ({how})"
 
 
+def on_degree_grid(values: np.ndarray) -> np.ndarray:
+    """Which values are LeRobot degrees of a servo reading: whole or half STS3215 steps (float32 kept)."""
+    steps = np.asarray(values, dtype=np.float64) / STEP_DEG * 2.0  # half steps: a range middle may fall between two
+    return np.abs(steps - np.round(steps)) <= 2 * GRID_TOLERANCE_STEPS
+
+
 def detect_units(values: np.ndarray, names: tuple[str, ...]) -> UnitsVerdict:
     """The units of joint values (rows: frames; columns named `names`), from their own evidence.
 
@@ -64,13 +75,12 @@ def detect_units(values: np.ndarray, names: tuple[str, ...]) -> UnitsVerdict:
     peak = float(np.abs(finite).max())
     if peak > 100.5:
         return UnitsVerdict("degrees", f"body joints reach {peak:.1f}, past the +/-100 of percent units")
+    on_grid = float(np.mean(on_degree_grid(finite)))
+    if on_grid >= ON_GRID_SHARE:
+        return UnitsVerdict("degrees", f"{on_grid:.0%} of body joint values lie on the servo's degree grid")
     clamped = int(np.isclose(np.abs(matrix), 100.0, rtol=0, atol=1e-4).any(axis=1).sum())
     if clamped >= max(1, MIN_CLAMPED_SHARE * len(matrix)):
         return UnitsVerdict("percent", f"{clamped} of {len(matrix)} frames hold a body joint at exactly +/-100")
-    steps = finite / STEP_DEG * 2.0  # half steps: LeRobot's range middle may fall between two steps
-    on_grid = float(np.mean(np.abs(steps - np.round(steps)) <= 2 * GRID_TOLERANCE_STEPS))
-    if on_grid >= ON_GRID_SHARE:
-        return UnitsVerdict("degrees", f"{on_grid:.0%} of body joint values lie on the servo's degree grid")
     if on_grid < OFF_GRID_SHARE:
         return UnitsVerdict("percent", f"body joints stay within +/-100 and off the degree grid ({on_grid:.0%} on it)")
     return UnitsVerdict("unknown", f"{on_grid:.0%} of body joint values on the degree grid, none at +/-100")
@@ -86,8 +96,10 @@ def resolve_units(option: JointUnits, values: np.ndarray, names: tuple[str, ...]
 def units_from_statistics(minimum: np.ndarray, maximum: np.ndarray, names: tuple[str, ...]) -> UnitsVerdict:
     """The units a policy was trained in, from its training data's per-joint min and max (its normalizer's stats).
 
-    A checkpoint keeps no frames, only statistics: a body joint whose min or max is exactly +/-100 is
-    the range clamp of percent units; one past +/-100 can only be degrees; otherwise they are unknown.
+    A checkpoint keeps no frames, only statistics: one past +/-100 can only be degrees; ends that all
+    lie on the degree grid (a few, besides any at +/-100, itself a grid point) are readings in degrees;
+    a body joint whose min or max is exactly +/-100 is otherwise the range clamp of percent units;
+    anything else is unknown.
     """
     body = [i for i, name in enumerate(names) if "gripper" not in name]
     if not body:
@@ -96,7 +108,13 @@ def units_from_statistics(minimum: np.ndarray, maximum: np.ndarray, names: tuple
     peak = float(np.abs(ends).max())
     if peak > 100.5:
         return UnitsVerdict("degrees", f"its training data reach {peak:.1f} on a body joint, past percent's +/-100")
-    clamped = [names[body[i % len(body)]] for i in np.flatnonzero(np.isclose(np.abs(ends), 100.0, rtol=0, atol=1e-4))]
+    at_clamp = np.isclose(np.abs(ends), 100.0, rtol=0, atol=1e-4)
+    others = ends[~at_clamp]
+    if others.size >= MIN_GRID_ENDS and float(np.mean(on_degree_grid(others))) >= ON_GRID_SHARE:
+        return UnitsVerdict(
+            "degrees", f"its training data's {others.size} other joint ends lie on the servo's degree grid"
+        )
+    clamped = [names[body[i % len(body)]] for i in np.flatnonzero(at_clamp)]
     if clamped:
         return UnitsVerdict("percent", f"its training data hold {', '.join(dict.fromkeys(clamped))} at exactly +/-100")
     return UnitsVerdict("unknown", "its training data stay within +/-100 with no joint at the range clamp")

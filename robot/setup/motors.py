@@ -21,6 +21,7 @@ from robot.joints import JOINT_NAMES, MOTOR_IDS
 
 DEFAULT_BAUD = 1_000_000  # what LeRobot's SO classes talk at, and what setup leaves every motor at
 CHAIN_IDS = tuple(sorted(MOTOR_IDS.values()))
+SETUP_ATTEMPTS = 3  # LeRobot's setup_motor on one motor, each try from where the motor answers then
 
 
 class MotorSetupError(MotorError):
@@ -94,6 +95,34 @@ def _the_one_motor(ref: ArmRef, joint: str, census: Census) -> tuple[int, int]:
     return found
 
 
+def _set_up_one(ref: ArmRef, joint: str, bus: Any, baud: int, motor_id: int, say: Callable[[str], None]) -> None:
+    """LeRobot's setup_motor on the one connected motor, tried again when a status packet is lost.
+
+    LeRobot writes without retrying; a noisy cable or a busy host loses a reply now and then. Each
+    try starts from where the motor answers then (an ID or baud rate may have been written).
+    """
+    for attempt in range(1, SETUP_ATTEMPTS + 1):
+        try:
+            bus.setup_motor(joint, initial_baudrate=baud, initial_id=motor_id)
+            return
+        except (RuntimeError, ConnectionError, OSError) as e:
+            failure = e
+        now = census_expecting(bus, _one_motor)  # an ID or baud written before the reply was lost
+        if attempt == SETUP_ATTEMPTS or not _one_motor(now):
+            break
+        baud, motor_id = next((b.baud, b.ids[0]) for b in now.by_baud if b.ids)
+        say(
+            f"{joint}: LeRobot's setup_motor got no answer ({failure}); the motor answers as id {motor_id} "
+            f"at {baud} baud, trying again ({attempt + 1} of {SETUP_ATTEMPTS})"
+        )
+    raise MotorSetupError(
+        ref,
+        joint,
+        f"LeRobot's setup_motor failed {attempt} time(s) ({failure}); then {now.describe()} answered",
+        f"check the {joint} motor's cable, then run {_again(ref)}",
+    ) from failure
+
+
 def setup_arm(ref: ArmRef, bus: Any, cue: MotorCue, say: Callable[[str], None] = print) -> list[MotorAssigned]:
     """Set every motor of one arm (LeRobot's bus `bus`, opened without a handshake); gripper first.
 
@@ -115,15 +144,7 @@ def setup_arm(ref: ArmRef, bus: Any, cue: MotorCue, say: Callable[[str], None] =
     for joint in reversed(JOINT_NAMES):
         cue.connect_only(joint)
         baud, found_id = _the_one_motor(ref, joint, census_expecting(bus, _one_motor))
-        try:
-            bus.setup_motor(joint, initial_baudrate=baud, initial_id=found_id)
-        except (RuntimeError, ConnectionError, OSError) as e:
-            raise MotorSetupError(
-                ref,
-                joint,
-                f"LeRobot's setup_motor failed ({e})",
-                f"check the {joint} motor's cable, then run {_again(ref)}",
-            ) from e
+        _set_up_one(ref, joint, bus, baud, found_id, say)
         renumbered = _only(MOTOR_IDS[joint])
         if not renumbered(census_expecting(bus, renumbered, [DEFAULT_BAUD])):
             raise MotorSetupError(

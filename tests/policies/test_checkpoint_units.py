@@ -28,6 +28,20 @@ def test_the_statistics_say_degrees_percent_or_nothing():
     assert units_from_statistics(np.array([-40.0, -10, 0]), np.array([30.0, 10, 100]), NAMES).units == "unknown"
 
 
+def test_statistics_in_degrees_with_a_joint_reaching_exactly_100_are_degrees():
+    # Follower readings in degrees are whole or half servo steps; 100.0 is one (1137.5 steps), so
+    # a joint that reached it says nothing about percent when the other ends are on the grid too.
+    names = tuple(f"left_{joint}.pos" for joint in ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex"))
+    step = 360.0 / 4095.0
+    low = np.array([-700.5, -1000.5, -300.5, -200.5]) * step
+    high = np.array([800.5, 600.5, 900.5, 1137.5]) * step  # wrist_flex's max: exactly 100.0
+    verdict = units_from_statistics(low.astype(np.float32), high.astype(np.float32), names)
+    assert verdict.units == "degrees"
+    assert "degree grid" in verdict.evidence
+    high[:3] += 0.37 * step  # the same ends off the grid: then the 100 is the range clamp
+    assert units_from_statistics(low.astype(np.float32), high.astype(np.float32), names).units == "percent"
+
+
 def _percent_copy(tiny_act_dir, tmp_path):
     from safetensors.numpy import load_file, save_file
 

@@ -103,6 +103,44 @@ def test_a_reply_later_than_the_quick_census_listens_is_heard_before_no_motor_is
     assert patient.at(1_000_000).ids == (1,)
 
 
+def test_a_lost_reply_during_setup_is_tried_again_from_where_the_motor_is(factory_rig):
+    # The reply to the ID write is lost once (applied, no status packet): LeRobot's setup_motor
+    # raises, the motor already answers as id 6; setup goes on from there and says so.
+    ports, client = factory_rig
+    client.reopen(ARM)
+    lost_once = {"bus": ARM, "instruction": "WRITE", "address": [5, 5], "nth": 1, "count": 1}
+    client.add_fault({"match": lost_once, "action": {"kind": "drop_reply"}})
+    arm = _arm(ports[ARM])
+    bus = arm.open_for_setup()
+    lines: list[str] = []
+    try:
+        assigned = setup_arm(arm.ref, bus, VirtualMotorCue(client, ARM), say=lines.append)
+    finally:
+        arm.disconnect(release_torque=False)
+    assert _ids(client) == [1, 2, 3, 4, 5, 6]
+    assert len(assigned) == 6
+    retried = [line for line in lines if "trying again" in line]
+    assert len(retried) == 1
+    assert retried[0].startswith("gripper: LeRobot's setup_motor got no answer")
+    assert "answers as id 6 at 1000000 baud, trying again (2 of 3)" in retried[0]
+
+
+def test_a_motor_that_never_confirms_its_id_fails_after_the_bounded_tries(factory_rig):
+    ports, client = factory_rig
+    client.reopen(ARM)
+    client.add_fault({"match": {"bus": ARM, "instruction": "WRITE", "address": [5, 5]}, "action": {"kind": "drop"}})
+    arm = _arm(ports[ARM])
+    bus = arm.open_for_setup()
+    lines: list[str] = []
+    try:
+        with pytest.raises(MotorSetupError, match=r"motor gripper: LeRobot's setup_motor failed 3 time\(s\)") as failed:
+            setup_arm(arm.ref, bus, VirtualMotorCue(client, ARM), say=lines.append)
+    finally:
+        arm.disconnect(release_torque=False)
+    assert "Next: check the gripper motor's cable, then run so101-setup --arms=left_follower" in str(failed.value)
+    assert sum("trying again" in line for line in lines) == 2
+
+
 class _NobodyAtTheArm:
     """A cue that changes nothing: every motor stays on the cable."""
 

@@ -26,8 +26,8 @@ def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=Fal
     pending = dict(keys_at or {})
     ticks = {"n": 0}
 
-    def keys():
-        ticks["n"] += 1
+    def keys():  # `keys_at`: ticks of recording, whenever the leaders engaged (a loaded machine: later)
+        ticks["n"] += session.phase is Phase.RECORDING
         return [pending.pop(ticks["n"])] if ticks["n"] in pending else []
 
     session = RecordingSession(

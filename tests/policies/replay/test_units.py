@@ -54,6 +54,17 @@ def test_percent_without_clamps_is_told_by_being_off_the_grid():
     assert detect_units(_percent(400, clamped_share=0.0), NAMES).units == "percent"
 
 
+def test_degrees_that_reach_exactly_100_on_the_grid_are_still_degrees():
+    # 100 degrees is 1137.5 steps: with the range middle on a half step (2047.5) a reading of raw
+    # 3185 is exactly 100.0. A loaded machine's demo recording reached it and was read as percent.
+    values = _degrees(90)
+    values[13, 3] = np.float32((3185 - 2047.5) * STEP_DEG)
+    values[15, 1] = np.float32((910 - 2047.5) * STEP_DEG)
+    assert sorted(np.abs(values[[13, 15], [3, 1]]).tolist()) == [100.0, 100.0]
+    verdict = detect_units(values, NAMES)
+    assert (verdict.units, "degree grid" in verdict.evidence) == ("degrees", True)
+
+
 def test_a_gripper_at_100_is_no_evidence():
     values = _degrees(200)
     values[:, -1] = 100.0  # fully open: 100 in both conventions
