@@ -22,20 +22,18 @@ import pyarrow.parquet as pq
 
 from evaluation.errors import DatasetReadError
 from evaluation.view_map import resolve_views
-from evaluation.vocabulary import BODY_JOINTS, GRIPPER, IMAGE_KEY_PREFIX, VIEWS, Side
+from robot.joints import BODY_JOINTS, CAMERA_ROLES, GRIPPER, Side
 from teleop.dataset.format_check import format_problem
+from teleop.dataset.vocabulary import ACTION_KEY, IMAGE_PREFIX, STATE_KEY
 
 log = logging.getLogger(__name__)
-
-STATE_KEY = "observation.state"
-ACTION_KEY = "action"
 
 
 @dataclass(frozen=True)
 class VideoSegment:
     """Where one camera view of one episode lives inside a (shared) MP4 file."""
 
-    view: str  # e.g. "overhead" (one of VIEWS; `--dataset.views` may map another camera onto it)
+    view: str  # e.g. "overhead" (one of CAMERA_ROLES; `--dataset.views` may map another camera onto it)
     camera: str  # the dataset's own camera name, e.g. "top" (the key is observation.images.<camera>)
     path: Path  # absolute path of the MP4 file
     chunk_index: int  # LeRobot chunk index of the file
@@ -58,7 +56,7 @@ class EpisodeRecord:
     length: int  # number of frames
     fps: int  # frames per second
     task: str  # task string(s) recorded with the episode
-    videos: tuple[VideoSegment, ...]  # one per available view, in VIEWS order
+    videos: tuple[VideoSegment, ...]  # one per available view, in CAMERA_ROLES order
     data_path: Path  # parquet file holding its state and action
     # Where each declared camera's video of the episode sits (camera, chunk, file, start s), whether
     # its file is on disk and mapped onto a view or not: what the fingerprint hashes.
@@ -253,7 +251,7 @@ def open_dataset(root: Path, dataset_id: str | None = None, views: Mapping[str, 
         if key not in features:
             raise DatasetReadError(f"{root} has no '{key}' feature; the judge needs joint state and actions")
     names = tuple(features[STATE_KEY]["names"])
-    cameras = tuple(k.removeprefix(IMAGE_KEY_PREFIX) for k in meta.video_keys)
+    cameras = tuple(k.removeprefix(IMAGE_PREFIX) for k in meta.video_keys)
     mapped = resolve_views(views or {}, set(cameras), root)
     if meta.episodes is None or meta.total_episodes == 0:
         raise DatasetReadError(f"{root} holds no saved episodes")
@@ -287,9 +285,9 @@ def _episode_record(
 ) -> EpisodeRecord:
     index = int(row["episode_index"])
     offsets, files = [], {}
-    # Our own camera names first, in VIEWS order: the order the fingerprint always hashed them in.
-    for camera in sorted(cameras, key=lambda c: (VIEWS.index(c) if c in VIEWS else len(VIEWS), c)):
-        key = f"{IMAGE_KEY_PREFIX}{camera}"
+    # Our own camera names first, in CAMERA_ROLES order: the order the fingerprint always hashed them in.
+    for camera in sorted(cameras, key=lambda c: (CAMERA_ROLES.index(c) if c in CAMERA_ROLES else len(CAMERA_ROLES), c)):
+        key = f"{IMAGE_PREFIX}{camera}"
         offsets.append(
             (
                 camera,
@@ -303,7 +301,7 @@ def _episode_record(
             missing.add(files[camera])
     segments = []
     for view, camera in views.items():
-        key = f"{IMAGE_KEY_PREFIX}{camera}"
+        key = f"{IMAGE_PREFIX}{camera}"
         if files[camera] in missing:
             continue
         shape = meta.features[key]["shape"]  # (height, width, channels)

@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from evaluation.errors import RubricError
-from evaluation.vocabulary import SCORE_LEVELS, VIEWS, HeuristicSignal, Phase
+from evaluation.vocabulary import SCORE_LEVELS, HeuristicSignal, Phase
+from robot.joints import CAMERA_ROLES
 
 DEFAULT_RUBRIC_PATH = Path(__file__).parent / "rubrics" / "cloth_fold.yaml"
 _JUDGE_ON = ("process", "final_state")
@@ -136,7 +137,7 @@ def parse_rubric(raw: object, source: str = "<memory>") -> Rubric:
     for key in ("name", "title", "task_description", "criteria"):
         if key not in doc:
             raise RubricError(f"{source}: missing top-level field '{key}'")
-    cameras_raw = _mapping(doc.get("cameras", {}), source, "cameras", set(VIEWS))
+    cameras_raw = _mapping(doc.get("cameras", {}), source, "cameras", set(CAMERA_ROLES))
     guidance = doc.get("guidance", [])
     if not isinstance(guidance, list) or not all(isinstance(g, str) for g in guidance):
         raise RubricError(f"{source}: 'guidance' must be a list of strings")
@@ -168,7 +169,7 @@ def _parse_criterion(raw: object, source: str, index: int) -> Criterion:
         raise RubricError(f"{source}: {where}.id={cid!r} must be letters, digits or '_' (at most 16)")
     if doc["judge_on"] not in _JUDGE_ON:
         raise RubricError(f"{source}: {where}.judge_on={doc['judge_on']!r}; allowed: {list(_JUDGE_ON)}")
-    views = _names(doc["views"], source, f"{where}.views", VIEWS)
+    views = _names(doc["views"], source, f"{where}.views", CAMERA_ROLES)
     phases = tuple(Phase(p) for p in _names(doc["phases"], source, f"{where}.phases", tuple(Phase)))
     heuristic_name = doc.get("heuristic", HeuristicSignal.NONE.value)
     allowed_signals = [s.value for s in HeuristicSignal]

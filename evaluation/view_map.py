@@ -1,6 +1,6 @@
 """Which of a dataset's cameras stands for each of our views: `--dataset.views=overhead:top,left_wrist:front`.
 
-Our rubrics, frame selection and review page speak three views (`VIEWS`); a dataset recorded by
+Our rubrics, frame selection and review page speak three views (`CAMERA_ROLES`); a dataset recorded by
 someone else names its cameras as it likes (`observation.images.top`). A view map says which camera
 is which view; a view it does not name keeps its own name, so our datasets need no map at all.
 
@@ -14,7 +14,8 @@ from collections.abc import Mapping, Set
 from pathlib import Path
 
 from evaluation.errors import ConfigError, DatasetReadError
-from evaluation.vocabulary import IMAGE_KEY_PREFIX, VIEWS
+from robot.joints import CAMERA_ROLES
+from teleop.dataset.vocabulary import IMAGE_PREFIX
 
 EXAMPLE = "--dataset.views=overhead:top"
 
@@ -30,11 +31,13 @@ def view_map(text: str) -> dict[str, str]:
         if not item:
             continue
         view, sep, camera = (s.strip() for s in item.partition(":"))
-        camera = camera.removeprefix(IMAGE_KEY_PREFIX)
+        camera = camera.removeprefix(IMAGE_PREFIX)
         if not sep or not view or not camera:
             raise ConfigError(f"dataset.views: {item!r} is not view:camera; for example {EXAMPLE}")
-        if view not in VIEWS:
-            raise ConfigError(f"dataset.views: {view!r} is not one of our views {list(VIEWS)}; for example {EXAMPLE}")
+        if view not in CAMERA_ROLES:
+            raise ConfigError(
+                f"dataset.views: {view!r} is not one of our views {list(CAMERA_ROLES)}; for example {EXAMPLE}"
+            )
         if view in out:
             raise ConfigError(f"dataset.views maps {view!r} twice ({out[view]!r} and {camera!r}); keep one")
         out[view] = camera
@@ -45,7 +48,7 @@ def view_map(text: str) -> dict[str, str]:
 
 
 def resolve_views(views: Mapping[str, str], cameras: Set[str], root: Path) -> dict[str, str]:
-    """Each of our views the dataset has -> its camera, in VIEWS order (mapped names first, then our own).
+    """Each of our views the dataset has -> its camera, in CAMERA_ROLES order (mapped names first, then our own).
 
     Raises:
         DatasetReadError: the map names a camera the dataset does not have (the next step lists its cameras).
@@ -58,7 +61,7 @@ def resolve_views(views: Mapping[str, str], cameras: Set[str], root: Path) -> di
             )
     taken = set(views.values())
     out: dict[str, str] = {}
-    for view in VIEWS:
+    for view in CAMERA_ROLES:
         if view in views:
             out[view] = views[view]
         elif view in cameras and view not in taken:

@@ -1,6 +1,8 @@
 """Closed vocabularies shared by rubrics, frame selection, the prompt, the store, the review page and reports.
 
-Camera views are the dataset's video keys without the `observation.images.` prefix. Phases name the
+The evaluation's own words only. Camera views are the rig's camera roles (`CAMERA_ROLES`), and sides
+and joint names are the rig's too: all three live in robot/joints.py; the dataset's feature keys
+(a view's video is `observation.images.<view>`) live in teleop/dataset/vocabulary.py. Phases name the
 moments of an episode that frame selection can find from the recorded state and action. Route codes
 say why a score goes to a person; score sources say who gave a score, and `source_label` is how every
 page, table and plot names them, so a heuristic score is never shown as a judge's.
@@ -8,10 +10,8 @@ page, table and plot names them, so a heuristic score is never shown as a judge'
 
 from enum import StrEnum
 
-IMAGE_KEY_PREFIX = "observation.images."
-BODY_JOINTS: tuple[str, ...] = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
-GRIPPER = "gripper"
-VIEWS: tuple[str, ...] = ("left_wrist", "right_wrist", "overhead")
+from robot.joints import Side
+
 SCORE_LEVELS: tuple[float, ...] = (0.0, 0.5, 1.0)
 
 # Why a reviewer changed (or confirmed) a score. "confirmed" records a human label equal to the judge's.
@@ -28,13 +28,6 @@ REASON_CODES: tuple[str, ...] = (
 # evaluation/live_labels.py with the operator as reviewer; never offered to, or accepted from, a reviewer.
 LIVE_REASON = "live"
 SOURCES: tuple[str, ...] = ("override", "judge", "heuristic", "none")  # where an effective score comes from
-
-
-class Side(StrEnum):
-    """An arm of the bimanual rig; the value is the prefix of its feature names."""
-
-    LEFT = "left"
-    RIGHT = "right"
 
 
 class Phase(StrEnum):
@@ -100,11 +93,6 @@ def source_label(source: str, model: str = "") -> str:
             return TRUTH_LABEL
         case _:
             return source
-
-
-def image_key(view: str) -> str:
-    """Dataset feature key of a camera view, e.g. `overhead` -> `observation.images.overhead`."""
-    return f"{IMAGE_KEY_PREFIX}{view}"
 
 
 def wrist_view(side: Side) -> str:

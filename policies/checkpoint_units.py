@@ -14,8 +14,7 @@ from policies.checkpoint import Checkpoint
 from policies.errors import ContractError
 from policies.joint_units import JointUnits, UnitsVerdict, units_from_statistics
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES
-
-STATE_KEY = "observation.state"
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY
 
 
 def checkpoint_units(checkpoint: Checkpoint, stated: JointUnits = JointUnits.AUTO) -> UnitsVerdict:
@@ -25,7 +24,7 @@ def checkpoint_units(checkpoint: Checkpoint, stated: JointUnits = JointUnits.AUT
     recorded = checkpoint.features.state_names or checkpoint.features.action_names
     for path in sorted(Path(checkpoint.directory).glob("policy_preprocessor_*.safetensors")):
         stats = _read(path)
-        for key in (STATE_KEY, "action"):
+        for key in (STATE_KEY, ACTION_KEY):
             low, high = stats.get(f"{key}.min"), stats.get(f"{key}.max")
             names = recorded or _rig_order(0 if low is None else len(low))  # unnamed: the contract's rig order
             if low is not None and high is not None and names and len(low) == len(names):

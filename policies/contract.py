@@ -34,10 +34,8 @@ import yaml
 from policies.errors import ContractError
 from policies.state_sides import JointStatistics, swapped_state_problem
 from robot.joints import BIMANUAL_KEYS
+from teleop.dataset.vocabulary import ACTION_KEY, IMAGE_PREFIX, STATE_KEY
 
-IMAGE_PREFIX = "observation.images."
-STATE_KEY = "observation.state"
-ACTION_KEY = "action"
 _EMPTY_CAMERA = f"{IMAGE_PREFIX}empty_camera_"  # SmolVLA's padding cameras: filled in by the model
 _RESIZING_TYPES = frozenset({"smolvla"})  # policy types that resize images with padding internally
 
@@ -177,8 +175,8 @@ def check_contract(features: PolicyFeatures, rig: RigSpec, rename_map: Mapping[s
     problems: list[str] = []
     notes: list[str] = []
     camera_keys = _match_cameras(features, rig, rename, problems, notes)
-    state_index = _match_joints("observation.state", features.state_size, features.state_names, rig, problems)
-    action_index = _match_joints("action", features.action_size, features.action_names, rig, problems)
+    state_index = _match_joints(STATE_KEY, features.state_size, features.state_names, rig, problems)
+    action_index = _match_joints(ACTION_KEY, features.action_size, features.action_names, rig, problems)
     if features.state_size is None:
         notes.append("the checkpoint takes no joint state")
     if features.action_names is None or features.state_names is None:

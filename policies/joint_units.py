@@ -24,6 +24,8 @@ from enum import StrEnum
 
 import numpy as np
 
+from robot.joints import GRIPPER
+
 STEP_DEG = 360.0 / 4095.0  # one STS3215 step in LeRobot's degree conversion
 GRID_TOLERANCE_STEPS = 0.02  # float32 storage keeps a degree value within this of its grid point, steps
 MIN_CLAMPED_SHARE = 0.005  # frames at exactly +/-100 that mark the range clamp (one in 200)
@@ -67,7 +69,7 @@ def detect_units(values: np.ndarray, names: tuple[str, ...]) -> UnitsVerdict:
     Follower readings (observation.state) are the best evidence: a policy's or a ramp's actions are
     off the degree grid even in degrees.
     """
-    body = [i for i, name in enumerate(names) if "gripper" not in name]
+    body = [i for i, name in enumerate(names) if GRIPPER not in name]
     matrix = np.asarray(values, dtype=np.float64)[:, body] if body else np.zeros((0, 0))
     finite = matrix[np.isfinite(matrix)]
     if finite.size == 0:
@@ -101,7 +103,7 @@ def units_from_statistics(minimum: np.ndarray, maximum: np.ndarray, names: tuple
     a body joint whose min or max is exactly +/-100 is otherwise the range clamp of percent units;
     anything else is unknown.
     """
-    body = [i for i, name in enumerate(names) if "gripper" not in name]
+    body = [i for i, name in enumerate(names) if GRIPPER not in name]
     if not body:
         return UnitsVerdict("unknown", "no body joint in its statistics")
     ends = np.concatenate([np.asarray(minimum, dtype=np.float64)[body], np.asarray(maximum, dtype=np.float64)[body]])

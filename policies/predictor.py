@@ -23,11 +23,12 @@ import numpy as np
 import torch
 
 from policies.checkpoint import LoadedPolicy
-from policies.contract import STATE_KEY, Contract
+from policies.contract import Contract
 from policies.engine import PolicyInput
 from policies.errors import InferenceError, NonFiniteActionError
 from policies.lerobot_policy import action_normalizer, prepare_observation
 from robot.joints import BIMANUAL_KEYS
+from teleop.dataset.vocabulary import STATE_KEY
 
 logger = logging.getLogger(__name__)
 

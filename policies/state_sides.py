@@ -18,9 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from robot.joints import GRIPPER, JOINT_NAMES, Side, joint_key
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY
 
-STATE_KEY = "observation.state"
-ACTION_KEY = "action"
 COMPARED = ("mean", "min", "max")  # the statistics compared; std and quantiles follow from the same data
 MIN_SPREAD = 1.0  # joint units: a joint's spread is at least this, so a still joint does not divide by ~0
 # Swapped when the crossed pairing (both arms' distances summed) is this much closer, in spreads, than

@@ -1,4 +1,8 @@
-"""Joint names, motor IDs, sides and roles of a bimanual SO-101 rig: the one place they live.
+"""Joint names, motor IDs, sides, arm roles and camera roles of a bimanual SO-101 rig: the one place they live.
+
+The rig's vocabulary, for every layer: the evaluation layer imports it too (tests/support/layering.py
+lists it), so it stands on the standard library alone. The dataset's own names (its feature keys)
+live in teleop/dataset/vocabulary.py.
 
 Units follow LeRobot's SO-101 classes (`use_degrees=True`) so datasets stay interchangeable:
 body joints in degrees around the middle of the calibrated range, the gripper in percent of its
@@ -18,12 +22,14 @@ JOINT_NAMES: tuple[str, ...] = (
 # Factory wiring of an SO-101 arm: motor IDs 1..6 in joint order.
 MOTOR_IDS: dict[str, int] = {name: index + 1 for index, name in enumerate(JOINT_NAMES)}
 GRIPPER = "gripper"
+# The joints that move the arm (all but the gripper), in joint order.
+BODY_JOINTS: tuple[str, ...] = tuple(joint for joint in JOINT_NAMES if joint != GRIPPER)
 # LeRobot's calibration records this joint as a full turn instead of a measured range.
 FULL_TURN_JOINT = "wrist_roll"
 
 
 class Side(StrEnum):
-    """Which arm of the pair."""
+    """Which arm of the pair; the value is the prefix of its feature names (`left_shoulder_pan.pos`)."""
 
     LEFT = "left"
     RIGHT = "right"
@@ -50,3 +56,7 @@ def joint_key(side: Side, joint: str) -> str:
 
 
 BIMANUAL_KEYS: tuple[str, ...] = tuple(joint_key(side, joint) for side in Side for joint in JOINT_NAMES)
+
+# The cameras the product expects, by where they sit: a wrist camera per side, one above the table.
+# Each is a dataset's video key `observation.images.<role>` and a view the rubrics and the judge speak.
+CAMERA_ROLES: tuple[str, ...] = ("left_wrist", "right_wrist", "overhead")

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot.control_loop import Step
-from robot.joints import BIMANUAL_KEYS
+from robot.joints import BIMANUAL_KEYS, GRIPPER
 
-GRIPPER_KEYS = tuple(k for k in BIMANUAL_KEYS if "gripper" in k)
+GRIPPER_KEYS = tuple(k for k in BIMANUAL_KEYS if GRIPPER in k)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,13 @@
 """Imports point down only: evaluation stands apart; policies > teleop > robot (docs/architecture.md).
 
-Two exceptions, each a language every command speaks, evaluation's too, and each importing nothing
+Three exceptions, each a language every command speaks, evaluation's too, and each importing nothing
 of the product but each other (`SHARED`): the command-line shell, robot/shell/ (help, option names,
-config files), and the layout of a dataset folder (`DATASET_LAYOUT`): the facts we keep beside it,
-whether they still belong to their episodes, whether LeRobot can open it at all, the trim a curation
-proposes from an episode's motion (the review page proposes what so101-edit would), and where a
-curated dataset's episodes came from (so the scores of whole ones follow them). Both lists live in
-tests/support/layering.py, which the evaluation layer's own test reads too.
+config files); the rig's vocabulary, robot/joints.py (joint names, sides, camera roles); and the
+layout of a dataset folder (`DATASET_LAYOUT`): its feature keys (teleop/dataset/vocabulary.py), the
+facts we keep beside it, whether they still belong to their episodes, whether LeRobot can open it at
+all, the trim a curation proposes from an episode's motion (the review page proposes what so101-edit
+would), and where a curated dataset's episodes came from (so the scores of whole ones follow them).
+The lists live in tests/support/layering.py, which the evaluation layer's own test reads too.
 
 Also: no import circles among the product's modules (imports inside functions and under
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light

@@ -9,7 +9,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from evaluation.judge.evidence import EvidencePack
-from evaluation.vocabulary import VIEWS
+from robot.joints import CAMERA_ROLES
 
 _CAPTION_PX = 40  # caption strip under each thumbnail (three lines), pixels
 _PAD_PX = 6  # space between cells, pixels
@@ -20,7 +20,7 @@ _EMPTY = (70, 70, 70)
 def render_contact_sheet(pack: EvidencePack, cell_width: int = 320) -> Image.Image:
     """Thumbnails of every image in the pack, captioned with view, time, frame and phase."""
     keyframes = sorted({i.frame_index for i in pack.images})
-    views = [v for v in VIEWS if any(i.view == v for i in pack.images)]
+    views = [v for v in CAMERA_ROLES if any(i.view == v for i in pack.images)]
     first = pack.images[0]
     cell_height = round(cell_width * first.height / first.width)
     width = len(views) * (cell_width + _PAD_PX) + _PAD_PX

@@ -16,7 +16,8 @@ import numpy as np
 from evaluation.config_checks import reject_non_finite
 from evaluation.episode_source import EpisodeSignals
 from evaluation.errors import ConfigError
-from evaluation.vocabulary import BODY_JOINTS, GRIPPER, Phase, Side
+from evaluation.vocabulary import Phase
+from robot.joints import BODY_JOINTS, GRIPPER, Side
 
 LATERAL_JOINT = "shoulder_pan"  # the joint that swings an arm sideways (pushing the cloth aside)
 

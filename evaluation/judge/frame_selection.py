@@ -20,7 +20,8 @@ from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
 from evaluation.judge.events import EpisodeEvents
 from evaluation.rubric import Rubric
-from evaluation.vocabulary import VIEWS, Phase, Side, wrist_view
+from evaluation.vocabulary import Phase, wrist_view
+from robot.joints import CAMERA_ROLES, Side
 
 # Lower ranks are kept first when the keyframe budget is short.
 PHASE_RANK: dict[Phase, int] = {
@@ -60,9 +61,9 @@ class FrameConfig:
             )
         if self.min_gap_s < 0 or self.jitter_s < 0:
             raise ConfigError("frames.min_gap_s and frames.jitter_s must be >= 0 seconds")
-        bad = [v for v in self.fill_views if v not in VIEWS]
+        bad = [v for v in self.fill_views if v not in CAMERA_ROLES]
         if bad or not self.fill_views:
-            raise ConfigError(f"frames.fill_views={list(self.fill_views)}; allowed views: {list(VIEWS)}")
+            raise ConfigError(f"frames.fill_views={list(self.fill_views)}; allowed views: {list(CAMERA_ROLES)}")
         if not 1 <= self.jpeg_quality <= 95:
             raise ConfigError(f"frames.jpeg_quality={self.jpeg_quality}; allowed: 1..95")
 

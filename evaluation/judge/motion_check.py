@@ -18,15 +18,10 @@ import numpy as np
 from evaluation.config_checks import reject_non_finite
 from evaluation.episode_source import EpisodeSignals
 from evaluation.errors import ConfigError
-from evaluation.judge.events import (
-    BODY_JOINTS,
-    LATERAL_JOINT,
-    EpisodeEvents,
-    excursion_deg,
-    joint_speeds,
-)
+from evaluation.judge.events import LATERAL_JOINT, EpisodeEvents, excursion_deg, joint_speeds
 from evaluation.rubric import Criterion
-from evaluation.vocabulary import HeuristicSignal, Phase, Side
+from evaluation.vocabulary import HeuristicSignal, Phase
+from robot.joints import BODY_JOINTS, Side
 
 HEURISTIC_VERSION = "motion-v2"  # v2: an idle arm's gripper events count for nothing
 

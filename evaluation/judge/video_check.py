@@ -10,7 +10,7 @@ from __future__ import annotations
 from evaluation.episode_source import DatasetSource
 from evaluation.judge.command_line import CommandLine
 from evaluation.view_map import suggest
-from evaluation.vocabulary import VIEWS
+from robot.joints import CAMERA_ROLES
 
 
 def video_problem(source: DatasetSource, command: CommandLine) -> str | None:
@@ -26,8 +26,8 @@ def video_problem(source: DatasetSource, command: CommandLine) -> str | None:
         cameras = set(source.cameras)
         mapped = command.with_args(suggest(cameras).split(" ", 1)[0]) if cameras else heuristic
         return (
-            f"{source.root} has none of our camera views {list(VIEWS)} (its cameras: {sorted(cameras) or 'none'}); "
-            f"the LLM judge needs pictures. Next: say which camera is which view: {mapped}; or score the joints "
-            f"alone: {heuristic}"
+            f"{source.root} has none of our camera views {list(CAMERA_ROLES)} "
+            f"(its cameras: {sorted(cameras) or 'none'}); the LLM judge needs pictures. Next: say which camera "
+            f"is which view: {mapped}; or score the joints alone: {heuristic}"
         )
     return None

@@ -96,7 +96,7 @@ class EpisodeDetail:
     """The episode page."""
 
     summary: EpisodeSummary  # the row of the list
-    videos: tuple[VideoView, ...]  # in VIEWS order
+    videos: tuple[VideoView, ...]  # in CAMERA_ROLES order
     criteria: tuple[CriterionDetail, ...]  # in rubric order
     failed_calls: int  # judge calls of the latest result that gave no usable verdict
     motion: dict[str, Any]  # the heuristic motion check, as stored ({} when none)

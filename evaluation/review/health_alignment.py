@@ -23,7 +23,7 @@ from evaluation.episode_source import DatasetSource, EpisodeSignals
 from evaluation.review.follower_response import MIN_TRAVEL, Response, follower_response
 from evaluation.review.health_checks import CheckOutcome, EpisodeArrays, Finding, outcome_over_episodes
 from evaluation.review.rig_log import LogComparison, compare_with_log
-from evaluation.vocabulary import BODY_JOINTS, GRIPPER, Side
+from robot.joints import BODY_JOINTS, GRIPPER, Side
 
 MAX_SHIFT_FRAMES = 8  # shifts looked for in the rig's log, and lags tried for the side check, each way
 # The state answers its action a frame later at the earliest. Virtual-rig recordings (fitted servo

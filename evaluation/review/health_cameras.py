@@ -26,7 +26,8 @@ from evaluation.episode_source import DatasetSource, EpisodeRecord, EpisodeSigna
 from evaluation.errors import DatasetReadError
 from evaluation.review.health_alignment import body_columns, check_again
 from evaluation.review.health_checks import CheckOutcome, EpisodeArrays, Finding, outcome_over_episodes
-from evaluation.vocabulary import Side, wrist_view
+from evaluation.vocabulary import wrist_view
+from robot.joints import Side
 
 SAMPLES = 32  # frame pairs per episode and camera: enough for a rank correlation, few enough to decode fast
 PAIR_FRAMES = 2  # frames between the two pictures of a pair: a duplicated frame does not read as stillness

@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evaluation.episode_source import ACTION_KEY, STATE_KEY, DatasetSource, EpisodeRecord, EpisodeSignals
+from evaluation.episode_source import DatasetSource, EpisodeRecord, EpisodeSignals
 from evaluation.errors import DatasetReadError
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")  # worst first

@@ -15,7 +15,7 @@ import numpy as np
 
 from evaluation.episode_source import DatasetSource
 from evaluation.review.health_checks import CheckOutcome, EpisodeArrays, Finding, outcome_over_episodes
-from evaluation.vocabulary import GRIPPER
+from robot.joints import GRIPPER
 
 SUMMARY_POINTS = 64  # each episode's state resampled to this many points before comparing
 DUPLICATE_MAX_DIFF = 0.5  # joint units: an episode closer than this to another at every point is a duplicate

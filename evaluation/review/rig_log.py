@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from evaluation.episode_source import EpisodeSignals
-from evaluation.vocabulary import Side
+from robot.joints import Side
 from teleop.dataset.sidecar import TIMING_FILE, episode_dir, read_timing
 
 

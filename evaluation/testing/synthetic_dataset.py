@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.vocabulary import VIEWS, image_key
+from robot.joints import BIMANUAL_KEYS, CAMERA_ROLES, JOINT_NAMES
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY, camera_key
 
-JOINTS: tuple[str, ...] = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
-NAMES: tuple[str, ...] = tuple(f"{side}_{joint}.pos" for side in ("left", "right") for joint in JOINTS)
+NAMES: tuple[str, ...] = BIMANUAL_KEYS  # left_shoulder_pan.pos ... right_gripper.pos
 CODE_CELLS = 16  # code cells per row (frame index in row 0; episode and view in row 1)
 _OPEN, _CLOSED = 90.0, 8.0  # gripper command, % open
 _STATE_LAG_FRAMES = 3  # followers trail the command by this many frames
@@ -76,7 +76,7 @@ def scripted_signals(scenario: Scenario, n_frames: int, seed: int = 0) -> tuple[
     keys = _keyframes(scenario)
     action = np.zeros((n_frames, len(NAMES)), dtype=np.float32)
     for side_sign, side in ((1.0, "left"), (-1.0, "right")):
-        for joint in JOINTS:
+        for joint in JOINT_NAMES:
             xs = [k[0] for k in keys]
             ys = [k[1].get(joint, 0.0) for k in keys]
             values = np.interp(t, xs, ys)
@@ -147,11 +147,11 @@ def write_synthetic_dataset(
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     features: dict[str, dict] = {
-        "observation.state": {"dtype": "float32", "shape": (len(NAMES),), "names": list(NAMES)},
-        "action": {"dtype": "float32", "shape": (len(NAMES),), "names": list(NAMES)},
+        STATE_KEY: {"dtype": "float32", "shape": (len(NAMES),), "names": list(NAMES)},
+        ACTION_KEY: {"dtype": "float32", "shape": (len(NAMES),), "names": list(NAMES)},
     }
-    for view in VIEWS:
-        features[image_key(view)] = {
+    for view in CAMERA_ROLES:
+        features[camera_key(view)] = {
             "dtype": "video",
             "shape": (height, width, 3),
             "names": ["height", "width", "channels"],
@@ -174,9 +174,9 @@ def write_synthetic_dataset(
         for episode, scenario in enumerate(scenarios):
             state, action = scripted_signals(Scenario(scenario), frames_per_episode, seed=episode)
             for frame in range(frames_per_episode):
-                item: dict[str, object] = {"observation.state": state[frame], "action": action[frame], "task": task}
-                for view_index, view in enumerate(VIEWS):
-                    item[image_key(view)] = render_frame(view_index, episode, frame, state[frame], height, width)
+                item: dict[str, object] = {STATE_KEY: state[frame], ACTION_KEY: action[frame], "task": task}
+                for view_index, view in enumerate(CAMERA_ROLES):
+                    item[camera_key(view)] = render_frame(view_index, episode, frame, state[frame], height, width)
                 dataset.add_frame(item)
             dataset.save_episode()
     finally:

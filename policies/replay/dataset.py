@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 
 from policies.replay.errors import DatasetFormatError, ReplayOptionError, VideoError
 from robot.lerobot_edge import lerobot_home
-from teleop.dataset.features import ACTION_KEY, IMAGE_PREFIX, STATE_KEY
 from teleop.dataset.format_check import format_problem
 from teleop.dataset.lerobot_format import download, hub_offline, read_metadata
+from teleop.dataset.vocabulary import ACTION_KEY, IMAGE_PREFIX, STATE_KEY, camera_key
 
 logger = logging.getLogger(__name__)
 
@@ -276,7 +276,7 @@ def _episode(root: Path, meta: object, row: dict, cameras: dict[str, tuple[int, 
     index = int(row["episode_index"])
     videos = []
     for name, (height, width) in cameras.items():
-        key = f"{IMAGE_PREFIX}{name}"
+        key = camera_key(name)
         try:
             path = root / meta.get_video_file_path(index, key)  # type: ignore[attr-defined]
             start, end = float(row[f"videos/{key}/from_timestamp"]), float(row[f"videos/{key}/to_timestamp"])

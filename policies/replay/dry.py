@@ -15,7 +15,7 @@ from robot.feetech.calibration_files import (
     calibration_root,
     load_calibration,
 )
-from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.joints import BIMANUAL_KEYS, GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.virtual.precalibrated import factory_calibration
 
 
@@ -46,7 +46,7 @@ def start_pose(data: np.ndarray | None, actions: np.ndarray) -> dict[Side, dict[
     """Where dry arms stand at an episode's start: its first recorded state (else its first action)."""
     first = actions[0] if data is None else np.where(np.isnan(data[0]), actions[0], data[0])
     values = dict(zip(BIMANUAL_KEYS, first, strict=True))
-    middle = {j: 50.0 if j == "gripper" else 0.0 for j in JOINT_NAMES}
+    middle = {j: 50.0 if j == GRIPPER else 0.0 for j in JOINT_NAMES}
     return {
         side: {
             j: middle[j] if np.isnan(values[joint_key(side, j)]) else float(values[joint_key(side, j)])

@@ -29,14 +29,11 @@ import numpy as np
 import torch
 
 from robot.cameras.shape import CameraShape
-from robot.joints import BIMANUAL_KEYS, GRIPPER, JOINT_NAMES, Side, joint_key
+from robot.joints import BIMANUAL_KEYS, CAMERA_ROLES, GRIPPER, JOINT_NAMES, Side, joint_key
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY, camera_key
 
 # The virtual rig's cameras as tests configure them (tests/test_record_e2e.py: 96x128).
-TEST_CAMERAS: tuple[CameraShape, ...] = (
-    CameraShape("left_wrist", 96, 128),
-    CameraShape("right_wrist", 96, 128),
-    CameraShape("overhead", 96, 128),
-)
+TEST_CAMERAS: tuple[CameraShape, ...] = tuple(CameraShape(role, 96, 128) for role in CAMERA_ROLES)
 # A single SO-101 arm: the contract check must refuse it on a bimanual rig.
 SINGLE_ARM_KEYS: tuple[str, ...] = tuple(joint_key(Side.LEFT, joint) for joint in JOINT_NAMES)
 # The folder `write_tiny_smolvla` puts its VLM config and tokenizer in, inside the checkpoint.
@@ -99,16 +96,16 @@ def policy_features(
     """LeRobot input features, output features and dataset statistics for a rig with these cameras and joints."""
     from lerobot.configs import FeatureType, PolicyFeature
 
-    inputs = {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(len(state_names),))}
+    inputs = {STATE_KEY: PolicyFeature(type=FeatureType.STATE, shape=(len(state_names),))}
     for name, height, width in cameras:
-        inputs[f"observation.images.{name}"] = PolicyFeature(type=FeatureType.VISUAL, shape=(3, height, width))
-    outputs = {"action": PolicyFeature(type=FeatureType.ACTION, shape=(len(action_names),))}
+        inputs[camera_key(name)] = PolicyFeature(type=FeatureType.VISUAL, shape=(3, height, width))
+    outputs = {ACTION_KEY: PolicyFeature(type=FeatureType.ACTION, shape=(len(action_names),))}
     stats: dict[str, dict[str, np.ndarray]] = {
-        "observation.state": joint_stats(state_names),
-        "action": joint_stats(action_names),
+        STATE_KEY: joint_stats(state_names),
+        ACTION_KEY: joint_stats(action_names),
     }
     for name, _, _ in cameras:
-        stats[f"observation.images.{name}"] = image_stats()
+        stats[camera_key(name)] = image_stats()
     return inputs, outputs, stats
 
 

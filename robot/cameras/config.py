@@ -60,8 +60,6 @@ def _check_size_and_rate(camera: str, width: int, height: int, fps: float) -> No
     _check(camera, "fps", fps, math.isfinite(fps) and 0 < fps <= 240, "frames per second in (0, 240]")
 
 
-# The names the product expects, as dataset keys observation.images.<name>.
-CAMERA_ROLES: tuple[str, ...] = ("left_wrist", "right_wrist", "overhead")
 EXPOSURE_UNITS_PER_S = 10_000  # V4L2's exposure_time_absolute counts 100 µs steps
 MAX_CONTROL_VALUE = 65_535  # UVC gain and focus are 16-bit controls
 

@@ -23,7 +23,7 @@ from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 
 from robot.arm import ArmHealth, JointPositions, JointReading
 from robot.errors import ArmConnectionError, ArmRef
-from robot.joints import JOINT_NAMES, MOTOR_IDS, Role, Side, arm_name
+from robot.joints import GRIPPER, JOINT_NAMES, MOTOR_IDS, Role, Side, arm_name
 
 logger = logging.getLogger(__name__)
 DRY_PORT = "dry"  # the port name dry arms report in errors and logs
@@ -68,7 +68,7 @@ class DryArm:
         # LeRobot's follower, never connected: its bus holds the motor table and the normalisation.
         self.device = SOFollower(config)
         self.device.bus.calibration = dict(calibration)
-        default = {j: 50.0 if j == "gripper" else 0.0 for j in JOINT_NAMES}
+        default = {j: 50.0 if j == GRIPPER else 0.0 for j in JOINT_NAMES}
         self._position: JointPositions = {j: float((start or default)[j]) for j in JOINT_NAMES}
         self.log: list[DryCommand] = []
         self.connected = False

@@ -11,9 +11,10 @@ mode the camera does not offer is swapped for the nearest one it offers at that 
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 
-from robot.cameras.config import CAMERA_ROLES, CameraConfig, OpenCVCameraConfig
+from robot.cameras.config import CameraConfig, OpenCVCameraConfig
 from robot.cli import UsageError
 from robot.config import RigConfig
+from robot.joints import CAMERA_ROLES
 from robot.setup.camera_modes import CameraMode, choose_mode
 from robot.setup.cameras import FoundCamera
 from robot.setup.rig_file import plain_yaml

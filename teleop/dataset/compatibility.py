@@ -9,10 +9,11 @@ import json
 from pathlib import Path
 
 from teleop.dataset.errors import IncompatibleDatasetError, NotADatasetError
-from teleop.dataset.features import CODEC_NAMES, IMAGE_PREFIX, dataset_features
+from teleop.dataset.features import CODEC_NAMES, dataset_features
 from teleop.dataset.lerobot_format import DEFAULT_FEATURES
 from teleop.dataset.next_steps import NEW_FOLDER
 from teleop.dataset.spec import WriterSpec
+from teleop.dataset.vocabulary import IMAGE_PREFIX
 
 
 def load_info(info_path: Path, root: Path) -> dict:

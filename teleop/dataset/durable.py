@@ -37,7 +37,7 @@ from teleop.dataset.errors import (
     classify,
 )
 from teleop.dataset.faults import fault_point
-from teleop.dataset.features import INTERVENTION_FACT, camera_key, check_frame
+from teleop.dataset.features import INTERVENTION_FACT, check_frame
 from teleop.dataset.journal import (
     JournalEntry,
     begin_commit,
@@ -51,6 +51,7 @@ from teleop.dataset.repair import repair
 from teleop.dataset.results import OpenReport, SavedEpisode
 from teleop.dataset.sidecar import quality_json, write_quality, write_timing
 from teleop.dataset.spec import WriterSpec
+from teleop.dataset.vocabulary import camera_key
 
 logger = logging.getLogger(__name__)
 

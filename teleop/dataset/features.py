@@ -20,10 +20,8 @@ import numpy as np
 from robot.cameras.shape import CameraShape
 from robot.joints import BIMANUAL_KEYS
 from teleop.dataset.errors import FrameError
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY, camera_key
 
-STATE_KEY = "observation.state"
-ACTION_KEY = "action"
-IMAGE_PREFIX = "observation.images."
 ROBOT_TYPE = "bi_so_follower"
 # LeRobot 0.6.1's rollout strategies tag a person's correction frames with this feature (same name,
 # dtype and shape), so `lerobot-train` and a dataset filter treat our corrections as theirs.
@@ -34,11 +32,6 @@ INTERVENTION_FACT = "control.intervention"
 
 # Codec names as they appear in info.json ("video.codec") for each encoder we allow.
 CODEC_NAMES: dict[str, str] = {"libsvtav1": "av1", "libaom-av1": "av1", "h264": "h264", "libx264": "h264"}
-
-
-def camera_key(name: str) -> str:
-    """The feature key of a camera, e.g. `observation.images.overhead`."""
-    return f"{IMAGE_PREFIX}{name}"
 
 
 def dataset_features(cameras: Sequence[CameraShape], *, intervention: bool = False) -> dict:

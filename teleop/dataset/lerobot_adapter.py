@@ -26,8 +26,9 @@ from lerobot.datasets.video_utils import StreamingVideoEncoder
 
 from teleop.dataset.errors import EncoderError
 from teleop.dataset.faults import fault_point
-from teleop.dataset.features import ACTION_KEY, INTERVENTION_KEY, STATE_KEY, camera_key, dataset_features
+from teleop.dataset.features import INTERVENTION_KEY, dataset_features
 from teleop.dataset.spec import WriterSpec
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY, camera_key
 
 logger = logging.getLogger(__name__)
 

@@ -22,6 +22,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robot.joints import GRIPPER
+from teleop.dataset.vocabulary import STATE_KEY
+
 SO101_DIR = "meta/so101"  # everything of ours inside a dataset folder
 SIDECAR_DIR = f"{SO101_DIR}/episodes"
 TIMING_FILE = "timing.parquet"
@@ -37,7 +40,7 @@ def idle_frames(states: np.ndarray, names: Sequence[str], fps: float) -> np.ndar
     The first frame takes the second's verdict. The quality card's idle share, the review page's idle
     spans and the trims a curation proposes all count with this rule.
     """
-    body = [i for i, name in enumerate(names) if "gripper" not in name]
+    body = [i for i, name in enumerate(names) if GRIPPER not in name]
     state = np.asarray(states, dtype=np.float64)
     if len(state) < 2 or not body:
         return np.zeros(len(state), dtype=bool)
@@ -156,16 +159,16 @@ def recorded_states(root: Path) -> tuple[tuple[str, ...], dict[int, np.ndarray]]
         OSError, ValueError, KeyError, pyarrow.ArrowException: a file cannot be read as LeRobot data.
     """
     info = json.loads((Path(root) / "meta" / "info.json").read_text())
-    state = info.get("features", {}).get("observation.state")
+    state = info.get("features", {}).get(STATE_KEY)
     if not isinstance(state, dict) or not state.get("names"):
         return (), {}  # no joint states to check a sidecar against
     names = tuple(str(name) for name in state["names"])
     parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for path in sorted((Path(root) / "data").glob("*/*.parquet")):
-        table = pq.read_table(path, columns=["episode_index", "frame_index", "observation.state"])
+        table = pq.read_table(path, columns=["episode_index", "frame_index", STATE_KEY])
         episodes = table.column("episode_index").to_numpy()
         frames = table.column("frame_index").to_numpy()
-        column = table.column("observation.state").combine_chunks()
+        column = table.column(STATE_KEY).combine_chunks()
         states = np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
         states = states.reshape(len(column), -1)
         order = np.argsort(episodes, kind="stable")  # one pass per file, not one scan per episode

@@ -19,7 +19,7 @@ from evaluation.episode_source import open_dataset
 from evaluation.errors import ConfigError, DatasetReadError
 from evaluation.store import EvaluationStore
 from evaluation.view_map import view_map
-from evaluation.vocabulary import Side
+from robot.joints import Side
 from tests.support.foreign_dataset import EPISODES, FRAMES, write_single_arm_percent
 from tests.support.review_server import serving
 

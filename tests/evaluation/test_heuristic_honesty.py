@@ -26,7 +26,7 @@ from evaluation.episode_score import EpisodeScore
 from evaluation.episode_source import EpisodeSignals, open_dataset
 from evaluation.export import export_scores
 from evaluation.judge.aggregate import heuristic_scores
-from evaluation.judge.events import BODY_JOINTS, GRIPPER, EventConfig, find_events
+from evaluation.judge.events import EventConfig, find_events
 from evaluation.judge.motion_check import MotionCheck, MotionCheckConfig, check_motion
 from evaluation.judge.run import run_judge
 from evaluation.overrides import OverrideStore
@@ -40,7 +40,8 @@ from evaluation.review.catalog import ReviewCatalog
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.testing.synthetic_dataset import NAMES, Scenario, scripted_signals
-from evaluation.vocabulary import RouteCode, Side
+from evaluation.vocabulary import RouteCode
+from robot.joints import BODY_JOINTS, GRIPPER, Side
 from tests.evaluation.judge.judge_testkit import judge_config
 from tests.evaluation.report.report_testkit import add_run
 

@@ -1,8 +1,9 @@
 """The evaluation layer reads datasets only: no robot/teleop/policies imports; lerobot only at the edge.
 
-The exceptions are what every command speaks: the command-line shell, robot/shell/, and the layout
-of a dataset folder (tests/support/layering.py lists both); tests/test_layers.py checks that they
-import nothing else of the product.
+The exceptions are what every command speaks: the command-line shell, robot/shell/, the rig's
+vocabulary, robot/joints.py, and the layout of a dataset folder with its feature keys
+(tests/support/layering.py lists them); tests/test_layers.py checks that they import nothing else of
+the product.
 """
 
 import ast

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.vocabulary import VIEWS, image_key
 from robot.cameras.config import VirtualView
 from robot.cameras.virtual.scene import VirtualScene
 from robot.cameras.virtual.views import make_renderer
-from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side
+from robot.joints import BIMANUAL_KEYS, CAMERA_ROLES, JOINT_NAMES, Side
 from teleop.dataset.sidecar import write_timing
+from teleop.dataset.vocabulary import camera_key
 
 FPS = 30
 FRAMES = 90  # 3 s per episode
@@ -85,8 +85,8 @@ def render_views(states: np.ndarray) -> dict[str, np.ndarray]:
     positions: dict[str, float] = {}
     now_s = [0.0]
     scene = VirtualScene(lambda: positions, clock=lambda: now_s[0])
-    renderers = {view: make_renderer(VirtualView(view), scene.layout, WIDTH, HEIGHT) for view in VIEWS}
-    frames: dict[str, list[np.ndarray]] = {view: [] for view in VIEWS}
+    renderers = {view: make_renderer(VirtualView(view), scene.layout, WIDTH, HEIGHT) for view in CAMERA_ROLES}
+    frames: dict[str, list[np.ndarray]] = {view: [] for view in CAMERA_ROLES}
     for index, state in enumerate(states):
         positions.update(zip(BIMANUAL_KEYS, (float(v) for v in state), strict=True))
         now_s[0] = index / FPS
@@ -103,7 +103,7 @@ def write_two_arm_recording(root: Path) -> Path:
 
     joints = {"dtype": "float32", "shape": (len(BIMANUAL_KEYS),), "names": list(BIMANUAL_KEYS)}
     camera = {"dtype": "video", "shape": (HEIGHT, WIDTH, 3), "names": ["height", "width", "channels"]}
-    features = {"observation.state": joints, "action": joints, **{image_key(view): camera for view in VIEWS}}
+    features = {"observation.state": joints, "action": joints, **{camera_key(view): camera for view in CAMERA_ROLES}}
     dataset = LeRobotDataset.create(
         repo_id=f"test/{root.name}",
         fps=FPS,
@@ -124,7 +124,7 @@ def write_two_arm_recording(root: Path) -> Path:
             views = render_views(states)
             for frame in range(FRAMES):
                 item: dict[str, object] = {"observation.state": states[frame], "action": actions[frame]}
-                item |= {image_key(view): views[view][frame] for view in VIEWS}
+                item |= {camera_key(view): views[view][frame] for view in CAMERA_ROLES}
                 dataset.add_frame({**item, "task": "Fold the cloth"})
             dataset.save_episode()
             logs.append(

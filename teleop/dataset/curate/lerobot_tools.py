@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from teleop.dataset.curate.errors import CurationError
 from teleop.dataset.curate.plan import Curation, Kept
+from teleop.dataset.vocabulary import STATE_KEY
 
 DECODE_SLICE_FRAMES = 64  # frames decoded at once per camera: memory stays flat however long an episode is
 Progress = Callable[[int, int], None]  # (frames written, frames in all)
@@ -46,7 +47,7 @@ def read_source(root: Path, repo_id: str) -> SourceFacts:
 
     meta = LeRobotDatasetMetadata(repo_id, root=root)
     lengths = tuple(int(meta.episodes[i]["length"]) for i in range(meta.total_episodes))
-    state = meta.features.get("observation.state") or {}
+    state = meta.features.get(STATE_KEY) or {}
     return SourceFacts(
         Path(root),
         repo_id,
@@ -60,8 +61,8 @@ def read_source(root: Path, repo_id: str) -> SourceFacts:
 
 def episode_states(root: Path, index: int) -> np.ndarray:
     """One episode's observation.state rows, in frame order (for the trim a curation proposes)."""
-    rows = _episode_rows(root, index, ["frame_index", "observation.state"])
-    return np.stack(rows["observation.state"]).astype(np.float32) if rows["observation.state"] else np.zeros((0, 0))
+    rows = _episode_rows(root, index, ["frame_index", STATE_KEY])
+    return np.stack(rows[STATE_KEY]).astype(np.float32) if rows[STATE_KEY] else np.zeros((0, 0))
 
 
 def write_whole_episodes(source: SourceFacts, out: Path, repo_id: str, curation: Curation) -> None:

@@ -5,7 +5,8 @@ from evaluation.judge.aggregate import RoutingConfig, aggregate, heuristic_score
 from evaluation.judge.motion_check import ArmMotion, MotionCheck
 from evaluation.judge.verdict import CriterionVerdict, Verdict
 from evaluation.rubric import load_rubric
-from evaluation.vocabulary import HeuristicSignal, RouteCode, Side
+from evaluation.vocabulary import HeuristicSignal, RouteCode
+from robot.joints import Side
 
 RUBRIC = load_rubric()
 

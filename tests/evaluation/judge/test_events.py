@@ -7,7 +7,8 @@ from evaluation.judge.events import EventConfig, find_events, gripper_closed_int
 from evaluation.judge.motion_check import MotionCheckConfig, check_motion
 from evaluation.rubric import load_rubric
 from evaluation.testing.synthetic_dataset import NAMES, Scenario, scripted_signals
-from evaluation.vocabulary import HeuristicSignal, Phase, Side
+from evaluation.vocabulary import HeuristicSignal, Phase
+from robot.joints import Side
 
 N = 300  # 10 s at 30 fps; scripted phases are fractions of the episode
 

@@ -11,7 +11,9 @@ from evaluation.judge.frame_selection import FrameConfig, FramePlan, PlannedFram
 from evaluation.judge.video_frames import decode_frames
 from evaluation.rubric import load_rubric
 from evaluation.testing.synthetic_dataset import decode_code
-from evaluation.vocabulary import VIEWS, Phase, image_key
+from evaluation.vocabulary import Phase
+from robot.joints import CAMERA_ROLES
+from teleop.dataset.vocabulary import camera_key
 from tests.evaluation.judge.judge_testkit import FRAMES_PER_EPISODE
 
 
@@ -41,9 +43,9 @@ def test_selected_frames_equal_lerobots_decoded_frames_at_the_right_times(datase
         assert len(decoded) == plan.num_images
         first_row = int(reference.meta.episodes[index]["dataset_from_index"])
         for (view, frame_index), frame in decoded.items():
-            assert decode_code(frame.image) == (index, frame_index, VIEWS.index(view))
+            assert decode_code(frame.image) == (index, frame_index, CAMERA_ROLES.index(view))
             item = reference[first_row + frame_index]
-            expected = (item[image_key(view)].numpy().transpose(1, 2, 0) * 255).round().astype(np.uint8)
+            expected = (item[camera_key(view)].numpy().transpose(1, 2, 0) * 255).round().astype(np.uint8)
             np.testing.assert_array_equal(frame.image, expected)
             assert frame.decoded_time_s == pytest.approx(episode.video(view).file_time_s(frame_index, 30), abs=1e-3)
 

@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page
 from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore
 from evaluation.testing.synthetic_dataset import decode_code
-from evaluation.vocabulary import VIEWS
+from robot.joints import CAMERA_ROLES
 from tests.support.judged_store import judge_tables
 from tests.support.review_pages import PageProblems
 from tests.support.review_server import serving
@@ -56,7 +56,7 @@ def _expect_frame(page: Page, frame: int) -> None:
     page.wait_for_function(
         f"() => document.getElementById('frame-label').dataset.frame === '{frame}'", timeout=TIMEOUT_MS
     )
-    assert _shown(page) == {view: (EPISODE, frame, i) for i, view in enumerate(VIEWS)}
+    assert _shown(page) == {view: (EPISODE, frame, i) for i, view in enumerate(CAMERA_ROLES)}
 
 
 @pytest.mark.slow
