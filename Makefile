@@ -4,9 +4,10 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# pytest-xdist workers: each takes whole test files, the longest first (tests/README.md: measured on 2 cores).
-TEST_WORKERS ?= 3
-PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+# pytest-xdist workers: each takes whole test files, the longest first. One per idle core plus one, at
+# most three, sampled when the suite starts (tests/support/worker_count.py; tests/README.md: measured on 2 cores).
+TEST_WORKERS ?= $(shell $(PY) -m tests.support.worker_count)
+PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: setup demo test test-fast lint bench figures clean
 
