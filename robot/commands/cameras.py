@@ -109,10 +109,14 @@ def _write(console: Console, entries: list[dict[str, object]], rig_path: Path | 
     """Show the new `cameras:` section and write it into `rig_path`; None: say how (`given`: --config_path)."""
     console.print(section_text("cameras", entries), markup=False, highlight=False, end="", soft_wrap=True)
     if rig_path is None:
-        console.print(f"add --write=true (with --config_path) to write this into {given or 'the rig file'}")
+        console.print(
+            f"add --write=true (with --config_path) to write this into {given or 'the rig file'}", soft_wrap=True
+        )
         return
     write_rig_section(rig_path, "cameras", entries)
-    console.print(f"wrote `cameras:` into {rig_path} ({len(entries)} camera(s); its other lines are unchanged)")
+    console.print(
+        f"wrote `cameras:` into {rig_path} ({len(entries)} camera(s); its other lines are unchanged)", soft_wrap=True
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,8 +32,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def long_folder(tmp_path: Path) -> Path:
+    """A folder whose path is wider than a terminal: a printed path must stay one piece (it is pasted)."""
+    folder = tmp_path / "a_rig_folder_with_a_name_long_enough_to_pass_the_terminals_eighty_columns"
+    folder.mkdir()
+    return folder
+
+
 def test_the_virtual_rig_is_listed_snapshotted_and_its_roles_written(tmp_path: Path, capsys) -> None:
-    rig_file = rig_yaml(tmp_path)
+    rig_file = rig_yaml(long_folder(tmp_path))
     before = yaml.safe_load(rig_file.read_text())
     sheet = tmp_path / "sheet.png"
     args = [f"--config_path={rig_file}", f"--contact_sheet={sheet}", "--roles=left_wrist=2,right_wrist=1,overhead=0"]
@@ -65,7 +72,7 @@ def test_without_roles_or_a_terminal_it_only_lists(tmp_path: Path, capsys) -> No
 
 
 def test_roles_without_write_print_the_section_and_change_nothing(tmp_path: Path, capsys) -> None:
-    rig_file = rig_yaml(tmp_path)
+    rig_file = rig_yaml(long_folder(tmp_path))
     before = rig_file.read_bytes()
     roles = "--roles=overhead=2"
     assert main([f"--config_path={rig_file}", f"--contact_sheet={tmp_path / 's.png'}", roles]) == 0
