@@ -10,7 +10,7 @@ import time
 from robot.cameras.config import CameraConfig
 from robot.cameras.errors import CameraError
 from robot.cameras.factory import make_cameras
-from robot.cameras.frame import achieved_fps
+from robot.cameras.frame import Frame, achieved_fps
 from robot.cameras.sync import SyncConfig, SyncReader
 from robot.cameras.virtual.joint_sources import constant_source
 from robot.doctor.rows import CheckRow, Status
@@ -45,10 +45,17 @@ def check_cameras(configs: tuple[CameraConfig, ...], sync: SyncConfig, measure_s
         start = time.monotonic()
         end = start + measure_s
         next_tick = start
+        # Every frame delivered during the measurement, gathered from each ring at every tick: a ring
+        # holds only ~0.15 s, and a rate from its last few frames read one stall as 12 fps of 30.
+        delivered: dict[str, dict[int, Frame]] = {camera.name: {} for camera in connected}
         while time.monotonic() < end and not failed:
             time.sleep(max(0.0, next_tick - time.monotonic()))
             try:
                 reader.read(next_tick)
+                for camera in connected:
+                    delivered[camera.name].update(
+                        (frame.sequence, frame) for frame in camera.frames() if frame.capture_time_s >= start
+                    )
             except CameraError as e:
                 failed[e.camera] = e
             next_tick += period
@@ -57,9 +64,7 @@ def check_cameras(configs: tuple[CameraConfig, ...], sync: SyncConfig, measure_s
                 error = failed[camera.name]
                 rows.append(CheckRow(camera.name, "camera", Status.FAIL, error.problem, error.next_step))
                 continue
-            # Frames of the measurement only: the first camera's ring also holds its frames from while
-            # the others connected (a loaded machine stalled one there: 12 fps read for a 30 fps camera).
-            fps = achieved_fps([frame for frame in camera.frames() if frame.capture_time_s >= start])
+            fps = achieved_fps([delivered[camera.name][n] for n in sorted(delivered[camera.name])])
             detail = f"{fps:.1f} fps of {camera.fps:.0f} requested, {camera.width}x{camera.height}"
             if fps < camera.fps * FPS_FAIL_FRACTION:
                 rows.append(

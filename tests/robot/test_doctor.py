@@ -97,6 +97,19 @@ def test_frozen_camera(doctor):
     assert failed[("overhead", "camera")].next_step
 
 
+def test_a_camera_delivering_too_few_frames_fails_its_row(doctor):
+    # 60 % of the overhead camera's frames lost: ~12 of 30 fps over the whole measurement.
+    check, _, rig, _ = doctor
+    sparse = (*CAMERAS[:2], replace(CAMERAS[2], drop_rate=0.6))
+    rows = check(replace(rig, cameras=sparse))
+    row = rows[("overhead", "camera")]
+    assert row.status is Status.FAIL
+    delivered = float(row.detail.split(" fps")[0])
+    assert 6.0 < delivered < 20.0, row.detail  # counted over the measurement, not the ring's last frames
+    assert row.next_step == "use MJPG, a USB 3 port or fewer cameras per hub"
+    assert rows[("left_wrist", "camera")].status is Status.PASS
+
+
 def test_overheating_motor(doctor):
     check, model, *_ = doctor
     model.buses["left_follower"].motor(6).set_temperature(75.0)

@@ -54,6 +54,17 @@ def _ids(client: VirtualRigClient, bus: str = ARM) -> list[int]:
     return [motor["motor_id"] for motor in client.state(bus)]
 
 
+def _set_up(ports: dict[str, str], client: VirtualRigClient) -> tuple[list, list[str]]:
+    """setup_arm on ARM with the virtual rig's hands; (what it assigned, the lines it said)."""
+    arm = _arm(ports[ARM])
+    bus = arm.open_for_setup()
+    lines: list[str] = []
+    try:
+        return setup_arm(arm.ref, bus, VirtualMotorCue(client, ARM), say=lines.append), lines
+    finally:
+        arm.disconnect(release_torque=False)
+
+
 def test_brand_new_motors_get_ids_1_to_6_at_1_mbps_one_at_a_time(factory_rig):
     ports, client = factory_rig
     client.reopen(ARM)  # the arm's adapter comes out of its box
@@ -61,13 +72,7 @@ def test_brand_new_motors_get_ids_1_to_6_at_1_mbps_one_at_a_time(factory_rig):
     client.poke(ARM, 1, 6, bytes([4]))  # this one was left at 115200 baud by an earlier tool
     client.connect_all(ARM)
     assert _ids(client) == [1] * 6
-    arm = _arm(ports[ARM])
-    bus = arm.open_for_setup()
-    lines: list[str] = []
-    try:
-        assigned = setup_arm(arm.ref, bus, VirtualMotorCue(client, ARM), say=lines.append)
-    finally:
-        arm.disconnect(release_torque=False)
+    assigned, lines = _set_up(ports, client)
     assert [a.joint for a in assigned] == list(reversed(JOINT_NAMES))  # gripper first, as LeRobot does
     assert {a.joint: a.found_baud for a in assigned}["shoulder_pan"] == 115_200
     assert _ids(client) == [1, 2, 3, 4, 5, 6]
@@ -110,13 +115,7 @@ def test_a_lost_reply_during_setup_is_tried_again_from_where_the_motor_is(factor
     client.reopen(ARM)
     lost_once = {"bus": ARM, "instruction": "WRITE", "address": [5, 5], "nth": 1, "count": 1}
     client.add_fault({"match": lost_once, "action": {"kind": "drop_reply"}})
-    arm = _arm(ports[ARM])
-    bus = arm.open_for_setup()
-    lines: list[str] = []
-    try:
-        assigned = setup_arm(arm.ref, bus, VirtualMotorCue(client, ARM), say=lines.append)
-    finally:
-        arm.disconnect(release_torque=False)
+    assigned, lines = _set_up(ports, client)
     assert _ids(client) == [1, 2, 3, 4, 5, 6]
     assert len(assigned) == 6
     retried = [line for line in lines if "trying again" in line]
