@@ -1,15 +1,18 @@
 """Typed errors of the evaluation layer.
 
-Each message says what failed and what to do next; callers catch `EvaluationError` at the entry point.
+Each message says what failed and what to do next; the shell (robot/shell/run.py) prints it as one
+line: a `ConfigError` exits 2 (usage, nothing ran), any other exits 1.
 """
 
+from robot.shell.errors import CommandError, UsageError
 
-class EvaluationError(Exception):
+
+class EvaluationError(CommandError):
     """Base class of every error raised by the evaluation layer."""
 
 
-class ConfigError(EvaluationError):
-    """A configuration value is invalid (names the field, the value and what is allowed)."""
+class ConfigError(EvaluationError, UsageError):
+    """A configuration value is invalid (names the field, the value and what is allowed): exit 2, nothing ran."""
 
 
 class RubricError(EvaluationError):

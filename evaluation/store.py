@@ -69,7 +69,7 @@ class RunRecord:
     dataset_revision: str  # hash of the dataset metadata
     tag: str  # user label, e.g. the policy name
     mode: str  # "sync", "batches" or "offline"
-    forced: bool  # run with --force
+    forced: bool  # run with --run.force=true
     sdk_version: str  # anthropic SDK version ("" offline)
 
 

@@ -8,10 +8,14 @@ PolicyError
 ├── InferenceError         the policy failed while running
 │   └── NonFiniteActionError   a NaN or inf in a post-processed action: it never reaches the bus
 └── RemotePolicyError      the remote policy server cannot be reached or answers wrongly
+
+PolicyError is a CommandError (robot/shell/errors.py): a command prints it as its one error line, exit 1.
 """
 
+from robot.shell.errors import CommandError
 
-class PolicyError(Exception):
+
+class PolicyError(CommandError):
     """Base of every error raised by `policies`."""
 
 

@@ -1,6 +1,6 @@
 """Errors of the hardware layer. Each names the device (side, role, port, motor) and the next step.
 
-RobotError
+RobotError                       (robot/shell/errors.py's CommandError: one line for the user)
 ├── ConfigError                  a rig file or option is wrong
 ├── ArmConnectionError           the arm's port cannot be used
 │   ├── PortNotFoundError        no such device
@@ -17,8 +17,10 @@ RobotError
 
 from dataclasses import dataclass
 
+from robot.shell.errors import CommandError
 
-class RobotError(Exception):
+
+class RobotError(CommandError):
     """Base of every error raised by `robot`."""
 
 

@@ -29,7 +29,6 @@ from typing import Any
 import pytest
 import yaml
 
-from evaluation.commands.judge import EXIT_USAGE
 from evaluation.commands.judge import main as judge_main
 from evaluation.errors import ConfigError as EvaluationConfigError
 from policies.engines.remote import RemoteEngineConfig
@@ -38,6 +37,8 @@ from robot.cameras.errors import CameraConfigError
 from robot.cli import parse_command
 from robot.config import DEFAULT_RIG_FILE, RigConfig
 from robot.errors import ConfigError
+from robot.shell.errors import UsageError
+from robot.shell.exit_codes import Exit
 from robot.virtual.config import VirtualRigConfig
 
 PACKAGES = ("robot", "teleop", "policies", "evaluation")
@@ -236,18 +237,18 @@ def test_a_rig_file_with_a_non_finite_value_is_refused(tmp_path, section, field,
 
     path = _rig_file(tmp_path, **{section: {field: bad}})
     assert in_yaml in path.read_text()  # what a person would have written
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(UsageError, match=message):
         parse_command(TeleopConfig, [f"--config_path={path}"])
 
 
 def test_a_non_finite_flag_is_refused(tmp_path):
     from teleop.commands.record import RecordConfig
 
-    with pytest.raises(ConfigError, match=r"session\.episode_s=inf: must be a finite"):
+    with pytest.raises(UsageError, match=r"session\.episode_s=inf: must be a finite"):
         parse_command(RecordConfig, [f"--config_path={DEFAULT_RIG_FILE}", "--session.episode_s=inf"])
 
 
 def test_the_judge_refuses_a_non_finite_flag(tmp_path, capsys):
     code = judge_main([f"--dataset.root={tmp_path}", "--judge.retry.max_backoff_s=nan"])
-    assert code == EXIT_USAGE
-    assert "judge.retry.max_backoff_s=nan: must be a finite number" in capsys.readouterr().out
+    assert code == Exit.USAGE
+    assert "judge.retry.max_backoff_s=nan: must be a finite number" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import pytest
 from robot.cli import parse_command
 from robot.commands.calibrate import CalibrateConfig
 from robot.config import HARDWARE_CONFIGS, VIRTUAL_PORT, RigConfig
-from robot.errors import ConfigError
+from robot.shell.errors import UsageError
 from robot.virtual.faults import load_scenario
 
 RIG_FILES = sorted(p for p in HARDWARE_CONFIGS.glob("*.yaml"))
@@ -80,13 +80,13 @@ def test_bad_rig_files_name_the_problem(tmp_path, yaml_text, override, message):
     def parse_and_select() -> None:
         parse_command(CalibrateConfig, [f"--config_path={path}", *override]).selected()
 
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(UsageError) as info:
         parse_and_select()
     assert message in str(info.value)
 
 
 def test_missing_rig_file(tmp_path):
-    with pytest.raises(ConfigError, match=r"nope\.yaml does not exist"):
+    with pytest.raises(UsageError, match=r"nope\.yaml does not exist"):
         parse_command(CalibrateConfig, [f"--config_path={tmp_path / 'nope.yaml'}"])
 
 

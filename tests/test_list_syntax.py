@@ -6,8 +6,6 @@ took `[0,3,4]` but not `0,3,4`, and replay took `0,2,5` but not `[0,2,5]`.
 
 import pytest
 
-from evaluation.commands.options import parse_options
-from evaluation.errors import ConfigError
 from evaluation.judge.config import JudgeCommandConfig
 from evaluation.report.config import ReportCommandConfig
 from policies.commands.replay import ReplayCommandConfig
@@ -15,6 +13,7 @@ from robot.cli import UsageError, parse_command
 from robot.commands.arm_selection import select_arms
 from robot.commands.calibrate import CalibrateConfig
 from robot.shell.lists import bracketed, normalized_lists, split_list
+from robot.shell.parse import parse_options
 
 
 @pytest.mark.parametrize(
@@ -67,7 +66,7 @@ def test_judge_and_replay_read_an_episode_list_alike(episodes, expected, tmp_pat
 def test_a_malformed_range_is_one_line_naming_the_option(tmp_path):
     with pytest.raises(UsageError, match=r"^--dataset.episodes=1-x: expected a list of numbers or ranges"):
         parse_command(ReplayCommandConfig, [f"--dataset.root={tmp_path}", "--dataset.episodes=1-x"])
-    with pytest.raises(ConfigError, match=r"^--dataset.episodes=a: expected"):
+    with pytest.raises(UsageError, match=r"^--dataset.episodes=a: expected"):
         parse_options(JudgeCommandConfig, [f"--dataset.root={tmp_path}", "--dataset.episodes=a"], doc="", example="")
 
 

@@ -61,6 +61,8 @@ def test_deploys_old_next_step_is_refused_for_its_unknown_option():
         ("error: x. Next: run so101-judge", None, "dataset.root is required"),
         ("error: x. Next: so101-review --dataset.root=/d --reviwer=ana ...", None, "unknown option --reviwer"),
         ("error: x. Next: add --pace=slowly", "so101-replay", "'slowly' is not one of"),
+        ("error: x. Next: so101-judge --dataset.root=/d --dry-run", None, "old spelling of --dry_run=true"),
+        ("error: x. Next: so101-report --config_path=r.yaml", None, "old spelling of --options_path"),
         ("error: x. Next: pass --store_path=<file>", "so101-replay", "unknown option --store_path"),
         ("next steps:\n  then:\n    so101-report --datasets=[/d] --scorer=best", None, "scorer='best'"),
     ],
@@ -75,7 +77,7 @@ def test_a_next_step_that_does_not_parse_is_refused(line, printed_by, why):
 @pytest.mark.parametrize(
     "line",
     [
-        "error: a. Next: so101-judge --dataset.root=<dataset folder> --dry-run.",  # placeholder, short flag
+        "error: a. Next: so101-judge --dataset.root=<dataset folder> --dry_run=true.",  # placeholder
         "error: b. Next: so101-record --dataset.root='/tmp/my data' --dataset.resume=true ...",  # quoted, elided
         "error: c. Next: so101-report --datasets=[<dataset>,...] --names=[<name>,...]",  # list placeholders
         "error: d. Next: so101-doctor --config_path=$HOME/rig.yaml --rig.bus.read_deadline_ms=<ms>, then retry",
@@ -369,11 +371,11 @@ def test_deploys_printed_next_steps_run_as_printed(tmp_path, tiny_act):
     user = tmp_path / "user"  # where the user pastes them: report's default output folder is relative
     user.mkdir()
 
-    # As printed, with no API key: the documented refusal (exit 2), naming the offline ways on.
+    # As printed, with no API key: the documented refusal (exit 1: failed), naming the offline ways on.
     refused = run(judge.script, *judge.args, cwd=user)
-    assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert "ANTHROPIC_API_KEY is not set" in refused.stdout
-    assert "--scorer=heuristic" in refused.stdout
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "ANTHROPIC_API_KEY is not set" in refused.stderr
+    assert "--scorer=heuristic" in refused.stderr
 
     # With a key, against the loopback Messages API (the test seam: --judge.base_url, one sample).
     with FakeMessagesServer(score_fn=lambda episode, criterion: 0.5) as server:

@@ -7,8 +7,8 @@ import pytest
 from policies.commands.deploy import DeployConfig
 from robot.cli import UsageError, parse_command
 from robot.commands.calibrate import CalibrateConfig
-from robot.parse_errors import enum_choices, flag_named
 from robot.shell.option_names import option_names, unknown_option
+from robot.shell.parse_errors import enum_choices, flag_named
 
 
 @pytest.mark.parametrize(

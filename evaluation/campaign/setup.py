@@ -17,6 +17,7 @@ from pathlib import Path
 
 from evaluation.campaign.config import CampaignCommandConfig, CampaignScorer
 from evaluation.campaign.errors import CampaignError
+from evaluation.errors import ConfigError
 from evaluation.campaign.identity import checkpoint_identity
 from evaluation.campaign.manifest import CampaignPolicy, Manifest, manifest_path, read_manifest, write_manifest
 from evaluation.campaign.order import blind_labels, plan_rounds
@@ -38,7 +39,7 @@ def open_campaign(config: CampaignCommandConfig, given: Iterable[str]) -> tuple[
         _check_same(config, manifest, set(given))
         return manifest, False
     if not config.policies:
-        raise CampaignError(
+        raise ConfigError(  # the command line names no campaign to resume, and none to start
             f"{root} holds no campaign.json. Next: start one with --policies=[<checkpoint>,<checkpoint>] "
             "(or pass the --campaign.root of the campaign to resume)"
         )
@@ -104,7 +105,7 @@ def campaign_name(root: Path) -> str:
 
 def _root(config: CampaignCommandConfig) -> Path:
     if config.campaign.root is None:  # checked when the options are parsed
-        raise CampaignError("campaign.root is required: pass --campaign.root=<folder>")
+        raise ConfigError("campaign.root is required: pass --campaign.root=<folder>")
     return config.campaign.root.expanduser()
 
 
@@ -129,7 +130,7 @@ def _check_same(config: CampaignCommandConfig, manifest: Manifest, given: set[st
     }:
         differ.append("--policies")
     if differ:
-        raise CampaignError(
+        raise ConfigError(  # the options given contradict the campaign's own: nothing ran
             f"{manifest_path(_root(config))} already fixes the campaign, and {', '.join(differ)} differ(s) from it. "
             f"Next: resume with the same options (or without them): so101-campaign --campaign.root={_root(config)}"
             f"{_who(config)}; or start another campaign in a new folder"

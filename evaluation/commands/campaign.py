@@ -34,18 +34,17 @@ split: with L planned looks, a (1 - 0.05/L) interval (conservative; --campaign.a
 uses 95 % at every look and accepts the inflation).
 
 so101-deploy gets --deploy.* (its --config_path, --session.episode_s, --session.reset_s, --engine.kind,
---policy.device); anything else goes in the rig file. Exit codes: 0 finished, or paused by the operator
-(the resume command is printed); 1 a block failed (resume printed); 2 configuration error, nothing ran;
-128+n stopped by signal n after deploy's safe exit.
+--policy.device); anything else goes in the rig file. A campaign paused by the operator exits 0, one
+whose block failed 1: both print the command that resumes it.
 """
 
 from __future__ import annotations
 
 import logging
 import shlex
+import signal
 import sys
 
-from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
@@ -55,10 +54,13 @@ from evaluation.campaign.deploy_call import run_deploy
 from evaluation.campaign.manifest import Manifest, Status
 from evaluation.campaign.run import CampaignRun, run_campaign, stopping_rule
 from evaluation.campaign.setup import check_checkpoints, open_campaign
-from evaluation.commands.options import parse_options, root_cause
 from evaluation.errors import EvaluationError
+from robot.shell.exit_codes import SIGNAL_BASE, Exit, stopped_by
+from robot.shell.old_spellings import OPTIONS_FILE, renamed
+from robot.shell.parse import parse_options
+from robot.shell.run import run_body
+from robot.shell.say import say, say_error
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROGRAM = "so101-campaign"
 EXAMPLE = "so101-campaign --policies=[<checkpoint>,<checkpoint>] --campaign.root=<folder> --live_scores.operator=<name>"
 console = Console(stderr=False)
@@ -66,23 +68,22 @@ console = Console(stderr=False)
 
 def main(argv: list[str] | None = None) -> int:
     """Run so101-campaign; returns the exit code."""
-    argv = sys.argv[1:] if argv is None else argv
+    argv = renamed(sys.argv[1:] if argv is None else argv, OPTIONS_FILE)  # the resume repeats it
     logging.basicConfig(
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
-    try:
+
+    def body() -> int:
         config = parse_options(CampaignCommandConfig, argv, doc=__doc__, example=EXAMPLE)
         manifest, created = open_campaign(config, {a.split("=", 1)[0] for a in argv})
         if not created:
             check_checkpoints(manifest)
-        program = config.deploy.command()
-    except (EvaluationError, DecodingError, ParsingError) as e:
-        _say(f"[red]error:[/red] {escape(str(root_cause(e)))}")
-        return EXIT_USAGE
-    if manifest.status == Status.FINISHED:
-        _say(f"campaign {manifest.name} is finished ({manifest.outcome}). Next: {_report(config)}")
-        return EXIT_OK
-    return _run(config, manifest, created, program, _resume_command(argv))
+        if manifest.status == Status.FINISHED:
+            _say(f"campaign {manifest.name} is finished ({manifest.outcome}). Next: {_report(config)}")
+            return Exit.DONE
+        return _run(config, manifest, created, config.deploy.command(), _resume_command(argv))
+
+    return run_body(body)[0]
 
 
 def _run(config: CampaignCommandConfig, manifest: Manifest, created: bool, program: list[str], resume: str) -> int:
@@ -97,11 +98,11 @@ def _run(config: CampaignCommandConfig, manifest: Manifest, created: bool, progr
             _say,
         )
     except EvaluationError as e:
-        _say(f"[red]error:[/red] {escape(str(e))} Episodes saved so far are kept; resume with: {escape(resume)}")
-        return EXIT_FAILED
+        say_error(f"{e} Episodes saved so far are kept; resume with: {resume}")
+        return Exit.FAILED
     except KeyboardInterrupt:
-        _say(f"[yellow]interrupted[/yellow]: episodes saved so far are kept; resume with: {escape(resume)}")
-        return EXIT_INTERRUPTED
+        say(f"interrupted: episodes saved so far are kept; resume with: {resume}")
+        return stopped_by(signal.SIGINT)
     return _ending(run, resume, config)
 
 
@@ -133,16 +134,16 @@ def _ending(run: CampaignRun, resume: str, config: CampaignCommandConfig) -> int
     if run.failed is not None:
         code = 128 + run.failed.signal if run.failed.signal is not None else run.failed.code
         what = f"signal {run.failed.signal} arrived" if run.failed.signal is not None else f"exited with {code}"
-        _say(
-            f"[red]error:[/red] so101-deploy {what} during a block (what it said is above); the episodes it saved "
-            f"are kept. Next: fix that, then resume: {escape(resume)}"
+        say_error(
+            f"so101-deploy {what} during a block (what it said is above); the episodes it saved "
+            f"are kept. Next: fix that, then resume: {resume}"
         )
-        return code if code >= 128 else EXIT_FAILED
+        return code if code >= SIGNAL_BASE else Exit.FAILED
     if run.paused:
         _say(f"[yellow]paused[/yellow]: {run.paused} (q?); the order is kept. Resume with: {escape(resume)}")
-        return EXIT_OK
+        return Exit.DONE
     _say(f"campaign finished ({run.manifest.outcome}). Next: {_report(config)}")
-    return EXIT_OK
+    return Exit.DONE
 
 
 def _report(config: CampaignCommandConfig) -> str:

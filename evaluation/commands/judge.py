@@ -7,7 +7,7 @@ already scored under the same configuration are skipped, so an interrupted run r
 
 Examples:
     # See the frames, the exact prompt and the cost estimate; no API call, no key needed:
-    so101-judge --dataset.root=outputs/datasets/fold_smolvla --dry-run
+    so101-judge --dataset.root=outputs/datasets/fold_smolvla --dry_run=true
 
     # Judge every episode not yet scored under this configuration (needs ANTHROPIC_API_KEY):
     so101-judge --dataset.root=outputs/datasets/fold_smolvla --run.tag=smolvla-v2
@@ -18,10 +18,10 @@ Examples:
     so101-judge --dataset.root=outputs/datasets/fold_virtual --scorer=truth
 
     # Large job at half price through Message Batches, three samples, a config file plus overrides:
-    so101-judge --config_path=judge.yaml --run.use_message_batches=true --judge.samples=3
+    so101-judge --options_path=judge.yaml --run.use_message_batches=true --judge.samples=3
 
     # Judge again under the same configuration (a new run; old records stay), then export:
-    so101-judge --dataset.root=outputs/datasets/fold_act --force --export.csv_path=act_scores.csv
+    so101-judge --dataset.root=outputs/datasets/fold_act --run.force=true --export.csv_path=act_scores.csv
 
 Cost: a run refuses to start when its estimate exceeds --run.max_estimated_cost_usd (default $10; the
 refusal prints the command with a limit that fits). A model whose price is unknown is refused too:
@@ -33,20 +33,16 @@ across all workers, the run pauses: no new request starts, scored episodes are k
 prints the command that resumes the rest.
 
 Virtual ground truth stays continuous (0..1), a reference beside the judge's and people's scores.
-
-`--dry-run` and `--force` are short for `--dry_run=true` and `--run.force=true`. Exit codes: 0 done,
-2 configuration or input error, 3 some episodes failed (truth: a stale card, or none), 75 paused (API
-overloaded: resume later with the printed command), 130 interrupted (run the same command again to resume).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
-from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
@@ -54,9 +50,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from evaluation.carry import carry_scores
-from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
-from evaluation.errors import ConfigError, DatasetReadError, EvaluationError, MissingApiKeyError
+from evaluation.errors import ConfigError, DatasetReadError, MissingApiKeyError
 from evaluation.export import export_scores
 from evaluation.judge.anthropic_client import AnthropicJudgeClient, make_sdk_client
 from evaluation.judge.breaker import OverloadBreaker
@@ -74,11 +69,13 @@ from evaluation.rubric import Rubric, load_rubric
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.view_map import view_map
 from evaluation.vocabulary import TRUTH_LABEL
+from robot.shell.exit_codes import Exit, stopped_by
+from robot.shell.old_spellings import renamed
+from robot.shell.parse import parse_options
+from robot.shell.run import run_body
 
-EXIT_OK, EXIT_USAGE, EXIT_FAILED_EPISODES, EXIT_INTERRUPTED = 0, 2, 3, 130
-EXIT_PAUSED = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again later
 PROGRAM = "so101-judge"
-_SHORT_FLAGS = {"--dry-run": "--dry_run=true", "--force": "--run.force=true"}
+OLD_SPELLINGS = {"--dry-run": "--dry_run=true", "--force": "--run.force=true"}  # until the next release
 
 EXAMPLE = "so101-judge --dataset.root=<dataset>"  # a command line that needs no config file
 console = Console(stderr=False)
@@ -104,7 +101,8 @@ class RichProgress:
     def start(self, total: int, skipped: int) -> None:
         """Show the bar (and how many episodes were skipped)."""
         if skipped:
-            console.print(f"{skipped} episode(s) already scored under this configuration: skipped (use --force)")
+            already = f"{skipped} episode(s) already scored under this configuration"
+            console.print(f"{already}: skipped (use --run.force=true)")
         if total:
             self._progress.start()
             self._task = self._progress.add_task("judge", total=total, note="")
@@ -134,19 +132,17 @@ TUNING = {
 
 def main(argv: list[str] | None = None) -> int:
     """Run so101-judge; returns the exit code."""
-    argv = [_SHORT_FLAGS.get(a, a) for a in (sys.argv[1:] if argv is None else argv)]
+    argv = renamed(sys.argv[1:] if argv is None else argv, OLD_SPELLINGS)
     logging.basicConfig(
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
-    try:
+
+    def body() -> int:
         config = parse_options(JudgeCommandConfig, argv, doc=__doc__, example=EXAMPLE, collapsed=TUNING)
         return _run(config, CommandLine(PROGRAM, tuple(argv)))
-    except (EvaluationError, DecodingError, ParsingError) as e:
-        console.print(f"[red]error:[/red] {escape(str(root_cause(e)))}", highlight=False, soft_wrap=True)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]: run the same command again to resume (scored episodes are kept)")
-        return EXIT_INTERRUPTED
+
+    resume = "interrupted: run the same command again to resume (scored episodes are kept)"
+    return run_body(body, stopped=lambda _: resume)[0]
 
 
 def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
@@ -161,13 +157,13 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
     if config.export.only:
         with EvaluationStore(store_path) as store:
             _export(config, store)
-        return EXIT_OK
+        return Exit.DONE
     cards = read_truth(source, rubric, config, command) if config.scorer == "truth" else None  # refuses first
     if config.dry_run:
         if cards is not None:  # what --scorer=truth would store
             found = [f"episode {ep.index}: would store its {TRUTH_LABEL}" for ep, _ in cards.found]
             _print_lines([*found, *cards.lines(), "dry run: nothing was stored"])
-            return EXIT_OK
+            return Exit.DONE
         return _dry_run(config, rubric, source, store_path)
     key = None
     if config.scorer == "llm":
@@ -192,7 +188,7 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
             truth = store_truth(cards, source, rubric, config, store)
             _print_lines(truth.lines())
             _export(config, store)
-            return EXIT_OK if truth.complete else EXIT_FAILED_EPISODES
+            return Exit.DONE if truth.complete else Exit.PARTIAL
         client = None
         if key:
             sdk = make_sdk_client(key, config.judge.base_url or None, config.judge.request_timeout_s)
@@ -225,15 +221,15 @@ def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
             highlight=False,
             soft_wrap=True,
         )
-        return EXIT_PAUSED
+        return Exit.PAUSED
     if summary.interrupted:
         console.print(
             f"[yellow]interrupted[/yellow]: scored episodes are kept; resume with: {resume}",
             highlight=False,
             soft_wrap=True,
         )
-        return EXIT_INTERRUPTED
-    return EXIT_FAILED_EPISODES if summary.failed else EXIT_OK
+        return stopped_by(signal.SIGINT)
+    return Exit.PARTIAL if summary.failed else Exit.DONE
 
 
 def resume_command(summary: RunSummary, config: JudgeCommandConfig, command: CommandLine) -> str:
@@ -274,7 +270,7 @@ def _dry_run(config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, 
         f"{est.input_tokens:,} input + ~{est.output_tokens:,} output tokens; estimated cost {cost} ({mode})"
     )
     console.print(f"files: {out} (contact sheets, prompt.md, request.json, estimate.json)")
-    return EXIT_OK
+    return Exit.DONE
 
 
 def _print_summary(summary: RunSummary, config: JudgeCommandConfig) -> None:

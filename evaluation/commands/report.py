@@ -20,12 +20,10 @@ Examples:
     so101-report --datasets=[outputs/datasets/fold_act] --scorer=heuristic --stats.seed=7
 
     # Policies given in full in a YAML file (policies: [{name, dataset_root, store_path, tag}, ...]):
-    so101-report --config_path=report.yaml
+    so101-report --options_path=report.yaml
 
     # A blind so101-campaign: which checkpoint each label was, and the difference in mean live-scored total:
     so101-report --campaign.root=outputs/campaigns/fold
-
-Exit codes: 0 written, 2 configuration or input error (the message says what to pass), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -34,14 +32,11 @@ import logging
 import sys
 from pathlib import Path
 
-from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from evaluation.commands.options import parse_options, root_cause
-from evaluation.errors import EvaluationError
 from evaluation.report.campaign import CampaignReveal, campaign_root, reveal_campaign, write_reveal
 from evaluation.report.config import ReportCommandConfig
 from evaluation.report.load import load_policy
@@ -50,8 +45,9 @@ from evaluation.report.output import ReportFiles, write_report
 from evaluation.report.plots import render_plots
 from evaluation.report.scores import View
 from evaluation.report.tables import fmt_estimate, fmt_p, fmt_rate, truth_line
-
-EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+from robot.shell.exit_codes import Exit
+from robot.shell.parse import parse_options
+from robot.shell.run import run_body
 
 EXAMPLE = "so101-report --datasets=[<dataset>]"  # a command line that needs no config file
 console = Console(stderr=False)
@@ -63,15 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
-    try:
-        config = parse_options(ReportCommandConfig, argv, doc=__doc__, example=EXAMPLE)
-        return _run(config)
-    except (EvaluationError, DecodingError, ParsingError) as e:
-        console.print(f"[red]error:[/red] {root_cause(e)}", highlight=False, soft_wrap=True)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]: no report written (a previous report in the folder is intact)")
-        return EXIT_INTERRUPTED
+
+    def body() -> int:
+        return _run(parse_options(ReportCommandConfig, argv, doc=__doc__, example=EXAMPLE))
+
+    stopped = "interrupted: no report written (a previous report in the folder is intact)"
+    return run_body(body, stopped=lambda _: stopped)[0]
 
 
 def _run(config: ReportCommandConfig) -> int:
@@ -80,7 +73,7 @@ def _run(config: ReportCommandConfig) -> int:
         labels = [s.label() for s in specs] or [f"campaign_{root.resolve().name}"]
         _print_reveal(reveal_campaign(root), config.resolved_output_dir(labels))
         if not specs:
-            return EXIT_OK
+            return Exit.DONE
     out_dir = config.resolved_output_dir([s.label() for s in specs])
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
@@ -102,7 +95,7 @@ def _run(config: ReportCommandConfig) -> int:
         files = write_report(report, plots, out_dir)
         progress.advance(task)
     _print_summary(report, files)
-    return EXIT_OK
+    return Exit.DONE
 
 
 def _print_reveal(reveal: CampaignReveal, out_dir: Path) -> None:

@@ -13,8 +13,8 @@ Examples:
     # Browse a fresh recording before judging it, at http://127.0.0.1:8765/:
     so101-review --dataset.root=outputs/datasets/fold_cloth
 
-    # Check a dataset before lerobot-train, no server: one line per error or warning (shifted
-    # actions, swapped state blocks or wrist cameras, timestamps, stats, videos), then a summary:
+    # Check a dataset before lerobot-train, no server: one line per error or warning (shifted actions,
+    # swapped state blocks or wrist cameras, timestamps, stats, videos); exit 1 on an error:
     so101-review --dataset.root=outputs/datasets/fold_cloth --check=true
 
     # Review a judged dataset (the store beside it):
@@ -39,9 +39,6 @@ Every override made through the page is recorded under the reviewer this server 
 (--reviewer, else $USER): each person reviewing starts their own so101-review. Judge results and
 overrides made before an episode was re-recorded or deleted are stale: the page names them and
 leaves them out.
-
-Exit codes: 0 stopped with Ctrl+C (or SIGTERM, SIGHUP), 2 configuration or input error. With
---check=true: 0 no errors found, 1 errors found (warnings alone exit 0), 2 configuration or input error.
 """
 
 from __future__ import annotations
@@ -53,15 +50,12 @@ import sys
 import webbrowser
 from pathlib import Path
 
-import yaml
-from draccus.utils import DecodingError, ParsingError
 from rich.console import Console
 from rich.logging import RichHandler
 
 from evaluation.carry import carry_scores
-from evaluation.commands.options import parse_options, root_cause
 from evaluation.episode_source import DatasetSource, open_dataset
-from evaluation.errors import ConfigError, EvaluationError
+from evaluation.errors import ConfigError
 from evaluation.live_labels import import_live_scores
 from evaluation.overrides import OverrideStore
 from evaluation.review.app import ReviewSettings, create_app
@@ -71,8 +65,10 @@ from evaluation.review.health import dataset_health
 from evaluation.review.server import ReviewServer
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.view_map import view_map
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+from robot.shell.exit_codes import Exit
+from robot.shell.old_spellings import OPTIONS_FILE, renamed
+from robot.shell.parse import parse_options
+from robot.shell.run import run_body
 
 EXAMPLE = "so101-review --dataset.root=<dataset>"  # a command line that needs no config file
 console = Console(stderr=False)
@@ -84,12 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(message)s", handlers=[RichHandler(console=console, show_path=False)]
     )
-    try:
-        config = parse_options(ReviewCommandConfig, argv, doc=__doc__, example=EXAMPLE)
-        return _run(config, argv)
-    except (EvaluationError, DecodingError, ParsingError, yaml.YAMLError) as e:
-        console.print(f"[red]error:[/red] {root_cause(e)}", highlight=False, soft_wrap=True)
-        return EXIT_USAGE
+    argv = renamed(argv, OPTIONS_FILE)  # token_warnings reads the options file's flag
+    return run_body(lambda: _run(parse_options(ReviewCommandConfig, argv, doc=__doc__, example=EXAMPLE), argv))[0]
 
 
 def _stop_on_terminal_signals() -> None:
@@ -144,7 +136,7 @@ def _check(config: ReviewCommandConfig) -> int:
     report = dataset_health(source)
     for line in report.lines():
         console.print(line, highlight=False, soft_wrap=True, markup=False)
-    return EXIT_FINDINGS if report.count("error") else EXIT_OK
+    return Exit.FAILED if report.count("error") else Exit.DONE
 
 
 def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
@@ -191,7 +183,7 @@ def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
             console.print("stopped; every recorded override is in the store")
         finally:
             server.stop()
-    return EXIT_OK
+    return Exit.DONE
 
 
 if __name__ == "__main__":

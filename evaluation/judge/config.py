@@ -127,7 +127,7 @@ class ExportConfig:
 
 @dataclass(frozen=True)
 class DryRunConfig:
-    """What `--dry-run` writes."""
+    """What `--dry_run=true` writes."""
 
     output_dir: Path | None = None  # folder for contact sheets, prompts and the estimate; None: beside the store
     sheets: int = 3  # episodes that get a contact sheet and a prompt file

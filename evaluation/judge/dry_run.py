@@ -1,4 +1,4 @@
-"""`so101-judge --dry-run`: what would be sent and what it would cost, with no API call.
+"""`so101-judge --dry_run=true`: what would be sent and what it would cost, with no API call.
 
 For every pending episode it plans the frames of all K samples and estimates tokens and cost from
 the exact prompt text and the image sizes (no decoding). For the first `dry.sheets` episodes it also

@@ -241,7 +241,7 @@ def _abort_message(reason: str, detail: str, config: JudgeCommandConfig) -> str:
         case _:
             return (
                 f"the API rejected the request ({detail}); check judge.model, judge.effort and judge.max_tokens "
-                "against the model's documentation, and try --dry-run to see the exact request"
+                "against the model's documentation, and try --dry_run=true to see the exact request"
             )
 
 

@@ -8,7 +8,7 @@
         the card's continuous scores (source "truth") and the card's truth in its motion_check_json
 
 Episodes already stored under the same configuration, unchanged since, are skipped as a judge run
-skips them (--force stores them again).
+skips them (--run.force=true stores them again).
 """
 
 from __future__ import annotations

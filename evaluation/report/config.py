@@ -2,7 +2,7 @@
 
 A policy is a selection of judged episodes in an evaluation store: a dataset (its store sits beside
 it by default), a tag given to `so101-judge --run.tag=...`, or both. On the command line,
-`--datasets=[a,b]` or `--tags=[x,y]` give one policy each; a YAML file (`--config_path`) can list
+`--datasets=[a,b]` or `--tags=[x,y]` give one policy each; a YAML file (`--options_path`) can list
 `policies:` in full.
 """
 
@@ -116,7 +116,7 @@ class ReportCommandConfig:
         if not self.datasets and not self.tags and not self.policies and self.campaign.root is None:
             raise ConfigError(
                 "no policy given: pass --datasets=[<dataset folder>,...] (store beside each), "
-                "--tags=[<tag>,...] --store_path=<file.sqlite>, policies: in a --config_path file, "
+                "--tags=[<tag>,...] --store_path=<file.sqlite>, policies: in an --options_path file, "
                 "or --campaign.root=<so101-campaign folder>"
             )
 

@@ -26,7 +26,6 @@ from functools import partial
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from policies.checkpoint_units import degrees_or_refuse
 from policies.correction import CorrectionConfig, CorrectionRecording
@@ -46,7 +45,7 @@ from policies.deploy_run import (
 )
 from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.remote import RemoteEngineConfig
-from policies.errors import InferenceError, PolicyError
+from policies.errors import InferenceError
 from policies.runner import CheckedPolicy, PolicyOptions, PolicyRunner
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
@@ -138,12 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         config = parse_command(DeployConfig, argv)
-        console = Console()
-        try:
-            return _deploy(config, console, stops)
-        except (PolicyError, InferenceError) as e:
-            console.print(f"[bold red]error:[/] {escape(str(e))}", soft_wrap=True)  # unwrapped: its Next: pastes
-            return 1
+        return _deploy(config, Console(), stops)  # a PolicyError is the shell's one error line, exit 1
 
     return run_command(body, stops, argv)
 

@@ -36,9 +36,10 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from robot.cli import UsageError, parse_options, run_command
+from robot.cli import UsageError, run_command
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
+from robot.shell.parse import parse_options
 
 SERVER_MODULE = "lerobot.async_inference.policy_server"
 LOOPBACK_HOST = "127.0.0.1"
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=True)
 
     def body() -> int:
-        config = parse_options(PolicyServerConfig, args, "so101-policy-server --port=8080", doc=__doc__)
+        config = parse_options(PolicyServerConfig, args, doc=__doc__, example="so101-policy-server --port=8080")
         warning = check_exposure(config)
         if warning is not None:
             console.print(warning, style="bold red", highlight=False, soft_wrap=True)

@@ -8,11 +8,11 @@ anything (unless asked to), and the report says what would have happened.
     so101-replay --dataset.repo_id=me/fold --dataset.episodes=0-2 --pace=realtime
     so101-replay --dataset.root=... --policy.path=outputs/train/act/checkpoints/last/pretrained_model
     so101-replay --dataset.root=... --policy.path=recorded            # sanity check: ~0 error expected
-    so101-replay --config_path=hardware_configs/so101_bimanual.yaml --dataset.root=... --live   # REAL ARMS MOVE
+    so101-replay --config_path=hardware_configs/so101_bimanual.yaml --dataset.root=... --target=live   # REAL ARMS MOVE
 
 Targets: `dry` (default) arms with no bus: every command goes through the safety layer and LeRobot's
 position normalisation and is logged, nothing is sent; `virtual`: the virtual rig's emulated
-followers (ease-in to each episode's first action, then real time); `live`/`--live`: the arms of the
+followers (ease-in to each episode's first action, then real time); `live`: the arms of the
 rig file, eased in from where they are, `e` e-stops, `q` stops, Ctrl-C stops safely. The report
 (report.html, self-contained, and report.json) goes to --report.output_dir (default outputs/replay/<dataset>-<time>).
 
@@ -27,6 +27,7 @@ report covers what ran).
 """
 
 import shlex
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -39,7 +40,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from policies.engines.config import EngineConfig, EngineKind
-from policies.errors import PolicyError
 from policies.joint_units import JointUnits, UnitsVerdict, resolve_units
 from policies.replay.analysis import Thresholds
 from policies.replay.dataset import ReplayDataset, locate, open_dataset
@@ -56,9 +56,12 @@ from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
+from robot.shell.exit_codes import Exit, stopped_by
+from robot.shell.old_spellings import renamed
+from robot.shell.say import say_error
 from robot.signals import StopSignals
 
-_SHORT_FLAGS = {"--live": "--target=live", "--fast": "--pace=fast"}
+OLD_SPELLINGS = {"--live": "--target=live", "--fast": "--pace=fast"}  # accepted until the next release
 
 
 @dataclass(frozen=True)
@@ -222,17 +225,12 @@ def _units(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-replay."""
-    args = [_SHORT_FLAGS.get(a, a) for a in (sys.argv[1:] if argv is None else argv)]
+    args = renamed(sys.argv[1:] if argv is None else argv, OLD_SPELLINGS)
     stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops at its next tick, the report is written
 
     def body() -> int:
         config = parse_command(ReplayCommandConfig, args)
-        console = Console()
-        try:
-            return _replay(config, console, args, stops)
-        except PolicyError as e:  # replay, checkpoint and contract errors: one line, no traceback
-            print(f"error: {e}", file=sys.stderr)
-            return 1
+        return _replay(config, Console(), args, stops)
 
     return run_command(body, stops, args)
 
@@ -282,12 +280,12 @@ def _replay(config: ReplayCommandConfig, console: Console, args: list[str], stop
         console.print(line)
     console.print(f"stopped by {run.stopped_by}; report: {html_path} (and {json_path.name})")
     for problem in report.problems:
-        print(f"error: {problem}", file=sys.stderr)
+        say_error(problem)
     if stops.exit_code is not None:
         return stops.exit_code
     if run.stopped_by == "Ctrl-C":
-        return 130
-    return 1 if report.problems else 0
+        return stopped_by(signal.SIGINT)
+    return Exit.FAILED if report.problems else Exit.DONE
 
 
 if __name__ == "__main__":

@@ -19,18 +19,22 @@ rig file is written into the output folder, so every printed command can be past
 Its pieces live in robot/demo/: the options, the folder layout, the step list and the closing summary.
 """
 
+import signal
 import sys
 import time
 
 from rich.console import Console
 from rich.panel import Panel
 
-from robot.cli import UsageError, parse_options
 from robot.demo.config import DemoConfig
 from robot.demo.layout import check_output_dir
 from robot.demo.runner import StepRunner
 from robot.demo.steps import run_steps
 from robot.demo.summary import next_steps, summary
+from robot.shell.errors import UsageError
+from robot.shell.exit_codes import Exit, stopped_by
+from robot.shell.parse import parse_options
+from robot.shell.say import say, say_error
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,25 +42,25 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     args = sys.argv[1:] if argv is None else argv
     try:
-        config = parse_options(DemoConfig, args, "so101-demo", doc=__doc__)
+        config = parse_options(DemoConfig, args, doc=__doc__, example="so101-demo")
         check_output_dir(config.output_dir)
     except UsageError as e:
-        console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
-        return 2
+        say_error(str(e))
+        return Exit.USAGE
     start = time.monotonic()
     runner = StepRunner(config, console)
     try:
         judged_with_llm = run_steps(runner)
-    except SystemExit as e:
-        console.print(f"[bold red]{e}[/]")
-        return 1
+    except SystemExit as e:  # a step failed: its line names the step and its log
+        say(str(e))
+        return Exit.FAILED
     except KeyboardInterrupt:
-        console.print("interrupted")
-        return 130
+        say("interrupted")
+        return stopped_by(signal.SIGINT)
     elapsed_s = time.monotonic() - start
     console.print(Panel(summary(runner.paths, elapsed_s, judged_with_llm), title="demo finished", title_align="left"))
     console.print(next_steps(runner.paths), soft_wrap=True, highlight=False)
-    return 0
+    return Exit.DONE
 
 
 if __name__ == "__main__":

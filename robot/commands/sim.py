@@ -23,6 +23,7 @@ from rich.table import Table
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.errors import ConfigError
+from robot.shell.say import say_error
 from robot.virtual.client import VirtualRigClient
 from robot.virtual.config import VirtualOperator, default_runtime_dir
 from robot.virtual.server import serve
@@ -50,7 +51,7 @@ def _announce(config: SimConfig, console: Console):
             sys.stdout.flush()
             return
         if not message.get("ready"):
-            console.print(f"[red]error:[/red] the virtual rig did not start: {message.get('error')}")
+            say_error(f"the virtual rig did not start: {message.get('error')}")
             return
         table = Table(title="virtual SO-101 rig: ports (LeRobot's scripts can use them too)")
         table.add_column("arm")

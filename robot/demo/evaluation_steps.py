@@ -2,7 +2,7 @@
 
     so101-judge --scorer=truth on both (the virtual rig's ground truth, from each episode's card)
     ANTHROPIC_API_KEY set? -> so101-judge (the LLM judge) on both datasets
-                    else   -> so101-judge --scorer=heuristic on both, and --dry-run of the LLM judge
+                    else   -> so101-judge --scorer=heuristic on both, and --dry_run=true of the LLM judge
     -> so101-report (demonstrations versus the tiny ACT, both scorers against the truth)
 
 They read the datasets on disk only: the virtual rig is already stopped.
@@ -41,7 +41,7 @@ def evaluation_steps(runner: StepRunner) -> bool:
             "No ANTHROPIC_API_KEY: the heuristic scorer (so101-judge's --scorer=heuristic) scores what the joint "
             "data can show "
             "(did the arms move, did the grippers close and open), stored and labelled as 'heuristic'. "
-            "--dry-run then shows what the LLM judge would be sent: a contact sheet of the chosen frames, "
+            "--dry_run=true then shows what the LLM judge would be sent: a contact sheet of the chosen frames, "
             "the exact prompt and a cost estimate, with no API call.",
         )
         for root in (paths.demonstrations, paths.rollouts):
@@ -49,7 +49,7 @@ def evaluation_steps(runner: StepRunner) -> bool:
         runner.run(
             "so101-judge",
             f"--dataset.root={paths.rollouts}",
-            "--dry-run",
+            "--dry_run=true",
             f"--dry.output_dir={paths.judge_dry_run}",
             "--dry.sheets=1",
         )

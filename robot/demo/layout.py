@@ -27,7 +27,7 @@ class DemoPaths:
     replay_report: Path  # so101-replay's report folder
     training: Path  # lerobot-train's output folder
     checkpoint: Path  # the trained policy, as lerobot-train saves it
-    judge_dry_run: Path  # so101-judge --dry-run's contact sheet, prompt and estimate
+    judge_dry_run: Path  # so101-judge --dry_run=true: its contact sheet, prompt and estimate
     report: Path  # so101-report's folder
     logs: Path  # logs of the long-running tools
 

@@ -1,4 +1,4 @@
-"""Why a file named on the command line cannot be read, asked before anything opens it."""
+"""Files named on the command line: which one, and why it cannot be read, asked before anything opens it."""
 
 import stat
 from pathlib import Path
@@ -20,11 +20,21 @@ def why_unreadable(path: Path) -> str | None:
         return f"cannot be read ({error.strerror or error})"
 
 
+def flag_value(argv: list[str], flag: str) -> tuple[Path | None, list[str]]:
+    """The file `flag` names (`--flag=F` or `--flag F`; the last one wins, as when parsed), and `argv` without it."""
+    path: Path | None = None
+    rest: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg.startswith(f"{flag}="):
+            path = Path(arg.split("=", 1)[1])
+        elif arg == flag:
+            path = Path(next(args, ""))
+        else:
+            rest.append(arg)
+    return path, rest
+
+
 def config_path_arg(argv: list[str]) -> Path | None:
-    """The `--config_path` given on the command line (either spelling), or None."""
-    for i, arg in enumerate(argv):
-        if arg.startswith("--config_path="):
-            return Path(arg.split("=", 1)[1])
-        if arg == "--config_path" and i + 1 < len(argv):
-            return Path(argv[i + 1])
-    return None
+    """The rig file `--config_path` names on the command line, or None."""
+    return flag_value(argv, "--config_path")[0]

@@ -41,6 +41,7 @@ def command_help(
     config_cls: type,
     *,
     config_file: str,
+    file_flag: str = "--config_path",
     doc: str | None = None,
     exit_status: str = "",
     collapsed: Mapping[str, str] = {},
@@ -48,13 +49,14 @@ def command_help(
 ) -> str:
     """The help text of the command whose options are `config_cls`.
 
-    `config_file`: what `--config_path` reads; `doc`: the command's module docstring (default: that of
-    the module defining `config_cls`); `exit_status`: the exit codes, when the docstring does not give
-    them; `collapsed`: sections shown as one `--name.*` line with this text, unless `topic` names them.
+    `config_file`: what the file `file_flag` names holds (the rig, or the command's options); `doc`:
+    the command's module docstring (default: that of the module defining `config_cls`); `exit_status`:
+    the exit codes, when the docstring does not give them; `collapsed`: sections shown as one
+    `--name.*` line with this text, unless `topic` names them.
     """
     doc = inspect.cleandoc(doc or sys.modules[config_cls.__module__].__doc__ or config_cls.__doc__ or "")
-    lines = [doc.replace("\\\n", "\n"), "", "Options (each with its default; flags override the --config_path file):"]
-    lines.append(_row("--config_path=FILE", config_file))
+    lines = [doc.replace("\\\n", "\n"), "", f"Options (each with its default; flags override the {file_flag} file):"]
+    lines.append(_row(f"{file_flag}=FILE", config_file))
     shown = {name: text for name, text in collapsed.items() if name != topic}
     lines += _section_rows(config_cls, "", None, shown)
     lines += ["", *textwrap.wrap(exit_status, WIDTH)] if exit_status else []

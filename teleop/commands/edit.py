@@ -34,7 +34,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from robot.cli import UsageError, parse_options, run_command
+from robot.cli import UsageError, run_command
+from robot.shell.parse import parse_options
 from teleop.dataset.curate import lerobot_tools as tools
 from teleop.dataset.curate.request import curation_from
 from teleop.dataset.curate.write import Written, write_curation, write_merge, write_split
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
 
     def body() -> int:
-        config = parse_options(EditConfig, args, EXAMPLE, doc=__doc__)
+        config = parse_options(EditConfig, args, doc=__doc__, example=EXAMPLE)
         return _edit(config, args, Console(highlight=False, soft_wrap=True))
 
     return run_command(body, args=args)

@@ -22,12 +22,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import draccus
-
 from robot.cli import UsageError, run_command
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
-from robot.parse_errors import explain_parse_error
+from robot.shell.parse import parse_options
 from teleop.dataset.acceptance import check_version, read_info
 from teleop.dataset.errors import DatasetCorruptError, DatasetError, NotADatasetError
 from teleop.dataset.journal import BACKUP_DIR, JOURNAL_PATH, JournalEntry, episode_files, write_journal
@@ -129,10 +127,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         args = sys.argv[1:] if argv is None else argv
-        try:
-            config = draccus.parse(AdoptConfig, args=args)
-        except (draccus.utils.ParsingError, draccus.utils.DecodingError, ValueError, TypeError) as error:
-            raise UsageError(explain_parse_error(error, AdoptConfig)) from error
+        config = parse_options(AdoptConfig, args, doc=__doc__, example="python -m teleop.dataset.adopt --root=<folder>")
         if config.root is None:
             raise UsageError("--root is required: the dataset folder to adopt, e.g. --root=data/fold_cloth")
         adopted = adopt(config.root, config.lock_timeout_s)

@@ -13,13 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evaluation.commands.judge import EXIT_USAGE
 from evaluation.commands.judge import main as judge_main
 from evaluation.episode_source import open_dataset
 from evaluation.errors import ConfigError, DatasetReadError
 from evaluation.store import EvaluationStore
 from evaluation.view_map import view_map
 from robot.joints import Side
+from robot.shell.exit_codes import Exit
 from tests.support.foreign_dataset import EPISODES, FRAMES, write_single_arm_percent
 from tests.support.review_server import serving
 
@@ -98,7 +98,7 @@ def test_the_heuristic_scorer_scores_the_single_arm_without_videos(without_video
 def test_the_llm_judge_names_the_missing_videos_and_the_way_on(without_videos, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "never-used")
     args = [f"--dataset.root={without_videos}", "--dataset.views=overhead:top", f"--store_path={tmp_path / 's'}"]
-    assert judge_main(args) == EXIT_USAGE
+    assert judge_main(args) == Exit.FAILED
     out = _one_line(capsys)
     assert "2 video file(s) of" in out
     assert "are missing (first: videos/observation.images." in out
@@ -109,7 +109,7 @@ def test_the_llm_judge_names_the_missing_videos_and_the_way_on(without_videos, t
 
 def test_the_llm_judge_on_unmapped_cameras_suggests_a_map(foreign, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "never-used")
-    assert judge_main([f"--dataset.root={foreign}", f"--store_path={tmp_path / 's'}", "--dry-run"]) == EXIT_USAGE
+    assert judge_main([f"--dataset.root={foreign}", f"--store_path={tmp_path / 's'}", "--dry_run=true"]) == Exit.FAILED
     out = _one_line(capsys)
     assert "none of our camera views ['left_wrist', 'right_wrist', 'overhead'] (its cameras: ['front', 'top'])" in out
     assert (

@@ -18,7 +18,6 @@ import httpx
 import pytest
 
 from evaluation.commands.judge import main as judge_main
-from evaluation.commands.report import EXIT_OK
 from evaluation.commands.report import main as report_main
 from evaluation.currency import episodes_now
 from evaluation.episode_source import open_dataset
@@ -27,6 +26,7 @@ from evaluation.overrides import LIVE_REASON, OverrideStore, effective_scores, o
 from evaluation.store import EvaluationStore, default_store_path
 from evaluation.testing.fake_messages_server import FakeMessagesServer
 from evaluation.testing.synthetic_dataset import Scenario
+from robot.shell.exit_codes import Exit
 from teleop.dataset.live_scores import LiveScore, live_score_path, write_live_score
 from tests.evaluation.review.currency_testkit import SCENARIOS, judge, rerecord, small_dataset
 from tests.support.review_server import ReviewProcess, serving
@@ -189,7 +189,7 @@ def test_the_review_page_shows_a_live_label_as_a_persons_marked_live(root: Path)
 
 
 def _agreement(root: Path, out: Path) -> dict[str, dict]:
-    assert report_main([f"--datasets=[{root}]", f"--output_dir={out}"]) == EXIT_OK
+    assert report_main([f"--datasets=[{root}]", f"--output_dir={out}"]) == Exit.DONE
     [policy] = json.loads((out / "report.json").read_text())["policies"]
     return {a["label"]: a for a in policy["agreement"]} | {"policy": policy}
 

@@ -8,12 +8,13 @@ word, 1, true, the enum's first value); `$HOME`-style variables are expanded (un
 command may then leave out options its parser requires, but each one it gives must be known and
 parse. A failure that names only options whose values are placeholders is the user's to fill in.
 `--config_path` of a rig command reads the printed file if it is a valid rig file (relative: to the
-checkout too), else the virtual rig; an options file (judge, review, report) is read as empty, and
-may hold the required options the command leaves out: the check is of the command line.
+checkout too), else the virtual rig; an options file (`--options_path`: judge, review, report, ...)
+is read as empty, and may hold the required options the command leaves out: the check is of the
+command line. A spelling the command accepts only for this release (robot/shell/old_spellings.py)
+is a finding: a next step teaches the new one.
 
 The parser is the command's own: `parse_command` with its options class for the rig commands, the
-shell's `parse_options` otherwise (evaluation's for judge, review, report), after the command's
-short flags (`--dry-run`, `--live`); lerobot-train's options are checked by name.
+shell's `parse_options` otherwise; lerobot-train's options are checked by name.
 """
 
 import contextlib
@@ -55,25 +56,29 @@ def why_not(command: "NextCommand") -> str | None:
     except Exception as e:  # a command that cannot even be loaded is the finding
         return f"its command cannot be loaded: {type(e).__name__}: {e}"
     has_rig = "rig" in {f.name for f in dataclasses.fields(options)}
-    short = getattr(module, "_SHORT_FLAGS", {})
+    from robot.shell.old_spellings import OPTIONS_FILE
+
+    old = {**getattr(module, "OLD_SPELLINGS", {}), **({} if has_rig else OPTIONS_FILE)}
+    if spelled := [a.split("=", 1)[0] for a in command.args if a.split("=", 1)[0] in old]:
+        return f"{spelled[0]} is the old spelling of {old[spelled[0]]} (robot/shell/old_spellings.py)"
     printed = command.args
     if command.added:  # prose names other tools' flags too (`--repo-type`), and options without a value
-        printed = tuple(a for a in printed if a in short or "-" not in _name(a))
+        printed = tuple(a for a in printed if "-" not in _name(a))
         from robot.shell.option_names import unknown_option
 
-        if unknown := unknown_option(options, [a for a in printed if a not in short]):
+        if unknown := unknown_option(options, list(printed)):
             return unknown
-        printed = tuple(a for a in printed if "=" in a or a in short)
+        printed = tuple(a for a in printed if "=" in a)
     with _options_file() as empty:
         args = [_concrete(options, arg, _rig_file if has_rig else lambda _: empty) for arg in printed]
-        why = _parse(module, options, command.script, [short.get(a, a) for a in args])
+        why = _parse(module, options, command.script, args)
     if why is None or why.startswith("unknown option"):
         return why
     given = {_name(arg): arg != stood for arg, stood in zip(printed, args, strict=True)}  # name: placeholder?
     named = {placeholder for name, placeholder in given.items() if _names(why, name)}
     if named:  # a value the command gave fails (a genuine finding), or one the user fills in does (not)
         return why if False in named else None
-    from_file = not has_rig and "config_path" in given  # an options file may hold what the command leaves out
+    from_file = not has_rig and "options_path" in given  # an options file may hold what the command leaves out
     return None if command.elided or from_file else why  # else a required option is missing
 
 
@@ -98,7 +103,7 @@ def _names(message: str, option: str) -> bool:
 
 def _parse(module: types.ModuleType, options: type, script: str, args: list[str]) -> str | None:
     """Run the command's own parse step on `args`; None if it accepts them, else its message."""
-    import robot.cli
+    from robot.shell.parse import parse_options
 
     out, err = io.StringIO(), io.StringIO()
     previous = logging.root.manager.disable
@@ -107,10 +112,8 @@ def _parse(module: types.ModuleType, options: type, script: str, args: list[str]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             if "parse_command" in vars(module):
                 module.parse_command(options, args)
-            elif module.parse_options is robot.cli.parse_options:
-                module.parse_options(options, args, script, doc=module.__doc__ or "")
             else:
-                module.parse_options(options, args, doc=module.__doc__ or "", example=script)
+                parse_options(options, args, doc=module.__doc__ or "", example=script)
     except SystemExit as e:  # argparse's exit on a bad command line; `--help` exits 0
         if e.code not in (0, None):
             return f"exit {e.code}: {_one_line(err.getvalue() or out.getvalue())}"
@@ -122,13 +125,12 @@ def _parse(module: types.ModuleType, options: type, script: str, args: list[str]
 
 
 def _root_cause(error: BaseException) -> BaseException:
-    """Our own error (a RobotError or EvaluationError, which draccus wraps) if one is in the chain."""
-    from evaluation.errors import EvaluationError
-    from robot.errors import RobotError
+    """Our own error (a CommandError, which draccus wraps) if one is in the chain."""
+    from robot.shell.errors import CommandError
 
     current: BaseException | None = error
     while current is not None:
-        if isinstance(current, RobotError | EvaluationError):
+        if isinstance(current, CommandError):
             return current
         current = current.__cause__
     return error
@@ -172,7 +174,7 @@ def _concrete(options: type, arg: str, config_file: Callable[[str], Path]) -> st
         return arg
     flag, value = arg.split("=", 1)
     name = flag.lstrip("-")
-    if name == "config_path":
+    if name in ("config_path", "options_path"):
         return f"{flag}={config_file(value)}"
     stand_in = _stand_in(_field_type(options, name))
     value = ELIDED_ITEM.sub("", value)

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.commands.campaign import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from evaluation.commands.campaign import main
 from evaluation.commands.report import main as report_main
 from evaluation.testing import fake_deploy
 from evaluation.testing.fake_deploy import CALLS_FILE, POLICY_FILE
+from robot.shell.exit_codes import Exit
 
 ROOT = Path(__file__).resolve().parents[3]
 FAKE = shlex.join([sys.executable, fake_deploy.__file__])
@@ -65,7 +66,7 @@ def test_eight_episodes_each_balanced_blind_then_revealed(checkpoints, tmp_path,
     root = tmp_path / "fold_campaign"
     code = main(_args(checkpoints, root, "--campaign.episodes_per_policy=8", "--campaign.seed=5"))
     out = capfd.readouterr()
-    assert code == EXIT_OK, out
+    assert code == Exit.DONE, out
     _assert_blind(out.out + out.err, checkpoints)
     assert "campaign finished (done: every planned episode)" in out.out
 
@@ -114,7 +115,7 @@ def test_eight_episodes_each_balanced_blind_then_revealed(checkpoints, tmp_path,
 def test_the_rule_stops_a_clear_difference_early(checkpoints, tmp_path, capfd):
     root = tmp_path / "c"
     args = ["--campaign.stop_when_significant=true", "--campaign.max_episodes_per_policy=12", "--campaign.seed=2"]
-    assert main(_args(checkpoints, root, *args)) == EXIT_OK
+    assert main(_args(checkpoints, root, *args)) == Exit.DONE
     out = capfd.readouterr().out
     _assert_blind(out, checkpoints)
     assert "campaign finished (stop: interval excludes 0)" in out
@@ -123,7 +124,7 @@ def test_the_rule_stops_a_clear_difference_early(checkpoints, tmp_path, capfd):
     assert done["A"] == done["B"] >= 4
     assert done["A"] < 12
     assert manifest["looks"][-1]["verdict"] == "stop: interval excludes 0"
-    assert main(_args(checkpoints, root, *args)) == EXIT_OK  # run again: nothing to do
+    assert main(_args(checkpoints, root, *args)) == Exit.DONE  # run again: nothing to do
     assert "is finished" in capfd.readouterr().out
 
 
@@ -133,7 +134,7 @@ def test_a_campaign_scored_by_truth_runs_unattended_and_stops_with_the_better_po
     root = tmp_path / "truth"
     args = ["--campaign.scorer=truth", "--campaign.stop_when_significant=true", "--campaign.max_episodes_per_policy=12"]
     argv = [a for a in _args(checkpoints, root, *args, "--campaign.seed=4") if not a.startswith("--live_scores")]
-    assert main(argv) == EXIT_OK
+    assert main(argv) == Exit.DONE
     out = capfd.readouterr().out
     _assert_blind(out, checkpoints)
     assert "campaign finished (stop: interval excludes 0)" in out
@@ -154,8 +155,8 @@ def test_a_campaign_scored_by_truth_runs_unattended_and_stops_with_the_better_po
     assert any(round(t * 2) != t * 2 for t in totals), totals
     # Resuming it scored live instead would mix two scorers: refused.
     capfd.readouterr()
-    assert main(_args(checkpoints, root, "--campaign.scorer=live")) == EXIT_USAGE
-    assert "--campaign.scorer differ" in " ".join(capfd.readouterr().out.split())
+    assert main(_args(checkpoints, root, "--campaign.scorer=live")) == Exit.USAGE
+    assert "--campaign.scorer differ" in " ".join(capfd.readouterr().err.split())
 
 
 def test_a_failed_deploy_is_one_line_and_the_printed_command_resumes_in_the_same_order(
@@ -163,15 +164,15 @@ def test_a_failed_deploy_is_one_line_and_the_printed_command_resumes_in_the_same
 ):
     root = tmp_path / "c"
     monkeypatch.setenv("FAKE_DEPLOY_FAIL_AT_CALL", "3")
-    assert main(_args(checkpoints, root, "--campaign.episodes_per_policy=4", "--campaign.seed=9")) == EXIT_FAILED
+    assert main(_args(checkpoints, root, "--campaign.episodes_per_policy=4", "--campaign.seed=9")) == Exit.FAILED
     out = capfd.readouterr()
-    _assert_blind(out.out, checkpoints)
-    line = next(x for x in out.out.splitlines() if x.startswith("error:"))
+    _assert_blind(out.out + out.err, checkpoints)
+    line = [x for x in out.err.splitlines() if x.startswith("error:")][-1]  # the deploy's own line comes first
     assert "so101-deploy exited with 1 during a block" in line
     resume = shlex.split(line.split("resume: ", 1)[1])
     assert resume[0] == "so101-campaign"
     monkeypatch.delenv("FAKE_DEPLOY_FAIL_AT_CALL")
-    assert main(resume[1:]) == EXIT_OK
+    assert main(resume[1:]) == Exit.DONE
     assert "resuming campaign c" in capfd.readouterr().out
     labels = [c["policy.blind_label"] for c in _calls(root)]
     del labels[2]  # the failed call saved nothing; the same block ran again
@@ -183,7 +184,7 @@ def test_a_failed_deploy_is_one_line_and_the_printed_command_resumes_in_the_same
 def test_an_operator_who_quits_a_block_pauses_the_campaign(checkpoints, tmp_path, capfd, monkeypatch):
     root = tmp_path / "c"
     monkeypatch.setenv("FAKE_DEPLOY_QUIT_AT_CALL", "2")
-    assert main(_args(checkpoints, root, "--campaign.episodes_per_policy=2")) == EXIT_OK
+    assert main(_args(checkpoints, root, "--campaign.episodes_per_policy=2")) == Exit.DONE
     out = capfd.readouterr().out
     assert "paused: policy" in out
     assert "Resume with: so101-campaign" in out
@@ -196,10 +197,10 @@ def test_a_changed_checkpoint_is_refused_on_resume_without_naming_it(checkpoints
     main(_args(checkpoints, root, "--campaign.episodes_per_policy=2"))
     capfd.readouterr()
     (checkpoints["good"] / "model.safetensors").write_bytes(b"retrained")
-    assert main([f"--campaign.root={root}", "--live_scores.operator=ana", f"--deploy.program={FAKE}"]) == EXIT_USAGE
-    out = capfd.readouterr().out
-    assert "checkpoint has changed" in out
-    _assert_blind(out, checkpoints)
+    assert main([f"--campaign.root={root}", "--live_scores.operator=ana", f"--deploy.program={FAKE}"]) == Exit.FAILED
+    captured = capfd.readouterr()
+    assert "checkpoint has changed" in captured.err
+    _assert_blind(captured.out + captured.err, checkpoints)
 
 
 def test_options_that_disagree_with_the_stored_campaign_are_refused(checkpoints, tmp_path, capfd, monkeypatch):
@@ -207,8 +208,8 @@ def test_options_that_disagree_with_the_stored_campaign_are_refused(checkpoints,
     monkeypatch.setenv("FAKE_DEPLOY_QUIT_AT_CALL", "1")
     main(_args(checkpoints, root, "--campaign.episodes_per_policy=2"))
     capfd.readouterr()
-    assert main(_args(checkpoints, root, "--campaign.episodes_per_policy=6")) == EXIT_USAGE
-    assert "--campaign.episodes_per_policy differ" in " ".join(capfd.readouterr().out.split())
+    assert main(_args(checkpoints, root, "--campaign.episodes_per_policy=6")) == Exit.USAGE
+    assert "--campaign.episodes_per_policy differ" in " ".join(capfd.readouterr().err.split())
 
 
 @pytest.mark.parametrize(
@@ -239,15 +240,26 @@ def test_options_that_disagree_with_the_stored_campaign_are_refused(checkpoints,
             ],
             "campaign.scorer=truth needs the virtual rig",
         ),
-        (
-            ["--campaign.root={tmp}/new", "--live_scores.operator=ana", "--policies=[{tmp}/no,{tmp}/nope]"],
-            "is not a folder",
-        ),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(args, expected, tmp_path, capsys):
-    assert main([a.replace("{tmp}", str(tmp_path)) for a in args]) == EXIT_USAGE
-    out = " ".join(capsys.readouterr().out.split())
+    _refused(main([a.replace("{tmp}", str(tmp_path)) for a in args]), Exit.USAGE, expected, capsys)
+
+
+def test_a_checkpoint_that_is_not_a_folder_fails_in_one_line(tmp_path, capsys):
+    args = [
+        f"--campaign.root={tmp_path}/new",
+        "--live_scores.operator=ana",
+        f"--policies=[{tmp_path}/no,{tmp_path}/nope]",
+    ]
+    _refused(main(args), Exit.FAILED, "is not a folder", capsys)
+
+
+def _refused(code: int, expected_code: int, expected: str, capsys) -> None:
+    assert code == expected_code
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    out = " ".join(captured.err.split())
     assert out.startswith("error:"), out
     assert expected in out, out
 
@@ -264,7 +276,7 @@ def test_three_policies_run_mirrored_rounds_and_the_reveal_compares_every_pair(c
         f"--deploy.program={FAKE}",
         "--campaign.episodes_per_policy=4",
     ]
-    assert main(args) == EXIT_OK
+    assert main(args) == Exit.DONE
     _assert_blind(capfd.readouterr().out, {**checkpoints, "third": third})
     labels = [c["policy.blind_label"] for c in _calls(root)]
     assert Counter(labels) == {"A": 4, "B": 4, "C": 4}

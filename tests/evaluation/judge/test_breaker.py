@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from evaluation.commands.judge import EXIT_OK, EXIT_PAUSED, main
+from evaluation.commands.judge import main
 from evaluation.episode_source import open_dataset
 from evaluation.errors import ConfigError
 from evaluation.judge.anthropic_client import AnthropicJudgeClient, RetryPolicy, make_sdk_client
@@ -15,6 +15,7 @@ from evaluation.judge.run import run_judge
 from evaluation.rubric import load_rubric
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_api_script import HttpError, Reply
+from robot.shell.exit_codes import Exit
 from tests.evaluation.judge.judge_testkit import REQUEST_TIMEOUT_S, judge_config
 
 RUBRIC = load_rubric()
@@ -112,7 +113,7 @@ def test_a_paused_run_prints_the_resume_command_and_the_resumed_run_judges_only_
         "--judge.retry.initial_backoff_s=0.001",
         "--judge.retry.max_backoff_s=0.002",
     ]
-    assert main(args) == EXIT_PAUSED
+    assert main(args) == Exit.PAUSED
     out = capsys.readouterr().out
     (line,) = [line for line in out.splitlines() if line.startswith("paused:")]
     assert "the API is overloaded" in line
@@ -124,7 +125,7 @@ def test_a_paused_run_prints_the_resume_command_and_the_resumed_run_judges_only_
     first = {ep: len(server.message_requests(ep)) for ep in range(5)}
     assert first == {0: 2, 1: 2, 2: 20, 3: 0, 4: 0}
 
-    assert main(pasted[1:]) == EXIT_OK  # the stand-in has recovered
+    assert main(pasted[1:]) == Exit.DONE  # the stand-in has recovered
     assert "2 episode(s) already scored" in " ".join(capsys.readouterr().out.split())
     second = {ep: len(server.message_requests(ep)) - first[ep] for ep in range(5)}
     assert second == {0: 0, 1: 0, 2: 2, 3: 2, 4: 2}  # finished episodes are not judged again
@@ -150,11 +151,11 @@ def test_a_paused_forced_run_resumes_only_the_unfinished_episodes(dataset_root, 
         "--judge.retry.max_backoff_s=0.002",
         "--force",
     ]
-    assert main(args) == EXIT_PAUSED
+    assert main(args) == Exit.PAUSED
     line = next(line for line in capsys.readouterr().out.splitlines() if "resume with: " in line)
     pasted = shlex.split(line[line.index("resume with: ") + len("resume with: ") :])
     assert "--run.force=true" in pasted
     assert pasted[-1] == "--dataset.episodes=[3,4]"  # forced again, but only what this run left
     before = len(server.message_requests())
-    assert main(pasted[1:]) == EXIT_OK
+    assert main(pasted[1:]) == Exit.DONE
     assert {r.episode for r in server.message_requests()[before:]} == {3, 4}

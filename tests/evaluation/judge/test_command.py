@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluation.commands.judge import EXIT_FAILED_EPISODES, EXIT_OK, EXIT_USAGE, main
+from evaluation.commands.judge import main
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_messages_server import FakeMessagesServer
+from robot.shell.exit_codes import Exit
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -29,7 +30,7 @@ def test_help_shows_copy_paste_examples(capsys):
         main(["--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
-    assert "so101-judge --dataset.root=outputs/datasets/fold_smolvla --dry-run" in out
+    assert "so101-judge --dataset.root=outputs/datasets/fold_smolvla --dry_run=true" in out
     assert "--judge.model" in out
     assert "--run.concurrency" in out
     assert "seconds" in out
@@ -38,8 +39,8 @@ def test_help_shows_copy_paste_examples(capsys):
 def test_missing_key_points_to_dry_run_and_the_heuristic(dataset_root, tmp_path, server, capsys, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     code = main(_args(dataset_root, tmp_path / "s.sqlite", f"--judge.base_url={server.base_url}"))
-    assert code == EXIT_USAGE
-    out = " ".join(capsys.readouterr().out.split())
+    assert code == Exit.FAILED  # the table's "failed": the line says what, and the ways on
+    out = " ".join(capsys.readouterr().err.split())
     assert "ANTHROPIC_API_KEY is not set" in out
     assert "--dry_run=true" in out  # each way on a command that pastes
     assert "--scorer=heuristic" in out
@@ -56,14 +57,14 @@ def test_dry_run_writes_sheets_prompt_and_estimate_and_calls_nothing(
         _args(
             dataset_root,
             store,
-            "--dry-run",
+            "--dry_run=true",
             f"--dry.output_dir={out_dir}",
             "--dry.sheets=2",
             "--judge.samples=2",
             f"--judge.base_url={server.base_url}",
         )
     )
-    assert code == EXIT_OK
+    assert code == Exit.DONE
     assert server.requests == []
     assert not store.exists()
     episode = out_dir / "episode_000000"
@@ -98,7 +99,7 @@ def test_judging_through_the_entry_point_then_nothing_to_do(dataset_root, tmp_pa
         "--run.tag=act-v1",
         f"--export.csv_path={csv_path}",
     )
-    assert main(args) == EXIT_OK
+    assert main(args) == Exit.DONE
     out = " ".join(capsys.readouterr().out.split())
     assert "estimate before sending: 5 calls to claude-sonnet-5-5" in out
     assert "scored 5" in out
@@ -111,7 +112,7 @@ def test_judging_through_the_entry_point_then_nothing_to_do(dataset_root, tmp_pa
     rows = list(csv.DictReader(csv_path.open()))
     assert len(rows) == 15
     assert {r["tag"] for r in rows} == {"act-v1"}
-    assert main(args) == EXIT_OK
+    assert main(args) == Exit.DONE
     assert "nothing to judge" in " ".join(capsys.readouterr().out.split())
     assert len(server.message_requests()) == 5
 
@@ -122,7 +123,7 @@ def test_failed_episodes_give_exit_code_3(dataset_root, tmp_path, server, monkey
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     server.script(Refusal(), episode=1)
     code = main(_args(dataset_root, tmp_path / "s.sqlite", f"--judge.base_url={server.base_url}", "--judge.samples=1"))
-    assert code == EXIT_FAILED_EPISODES
+    assert code == Exit.PARTIAL
 
 
 def test_cost_limit_stops_before_any_judge_call(dataset_root, tmp_path, server, capsys, monkeypatch):
@@ -135,9 +136,9 @@ def test_cost_limit_stops_before_any_judge_call(dataset_root, tmp_path, server, 
             "--run.max_estimated_cost_usd=0.001",
         )
     )
-    assert code == EXIT_USAGE
+    assert code == Exit.FAILED
     assert server.message_requests() == []  # only the free count_tokens check went out
-    assert "exceeds run.max_estimated_cost_usd" in " ".join(capsys.readouterr().out.split())
+    assert "exceeds run.max_estimated_cost_usd" in " ".join(capsys.readouterr().err.split())
 
 
 def test_config_file_plus_dotted_overrides(dataset_root, tmp_path, monkeypatch):
@@ -160,13 +161,13 @@ def test_config_file_plus_dotted_overrides(dataset_root, tmp_path, monkeypatch):
     [("--judge.samples=0", "judge.samples"), ("--scorer=gpt", "scorer"), ("--judge.effort=extreme", "judge.effort")],
 )
 def test_invalid_values_name_the_field(dataset_root, tmp_path, capsys, arg, field):
-    assert main(_args(dataset_root, tmp_path / "s.sqlite", arg)) == EXIT_USAGE
-    assert field in capsys.readouterr().out
+    assert main(_args(dataset_root, tmp_path / "s.sqlite", arg)) == Exit.USAGE
+    assert field in capsys.readouterr().err
 
 
 def test_missing_dataset_says_what_to_pass(tmp_path, capsys):
-    assert main([f"--dataset.root={tmp_path / 'nope'}"]) == EXIT_USAGE
-    assert "--dataset.root" in " ".join(capsys.readouterr().out.split())
+    assert main([f"--dataset.root={tmp_path / 'nope'}"]) == Exit.FAILED
+    assert "--dataset.root" in " ".join(capsys.readouterr().err.split())
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.commands.judge import EXIT_OK, EXIT_USAGE, main
+from evaluation.commands.judge import main
 from evaluation.episode_source import open_dataset
 from evaluation.errors import ConfigError, EvaluationError
 from evaluation.judge.command_line import CommandLine
@@ -24,6 +24,7 @@ from evaluation.judge.episode_prep import build_request, evidence_packs, placeho
 from evaluation.judge.preflight import preflight
 from evaluation.rubric import load_rubric
 from evaluation.testing.fake_messages_server import FakeMessagesServer
+from robot.shell.exit_codes import Exit
 from tests.evaluation.judge.judge_testkit import judge_client, judge_config
 
 
@@ -138,8 +139,8 @@ def test_unknown_price_is_refused_without_the_override_and_accepted_with_it(
             "--judge.model=claude-some-future-model",
             f"--judge.base_url={server.base_url}",
         ]
-        assert main(args) == EXIT_USAGE
-        lines = [line for line in capsys.readouterr().out.splitlines() if "error:" in line]
+        assert main(args) == Exit.FAILED
+        lines = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
         (line,) = lines
         assert "price of judge.model='claude-some-future-model' is unknown" in line
         assert "--judge.input_usd_per_mtok=<USD>" in line
@@ -148,6 +149,6 @@ def test_unknown_price_is_refused_without_the_override_and_accepted_with_it(
         assert pasted[0] == "so101-judge"
         assert pasted[-1] == "--run.allow_unknown_price=true"
         assert pasted[1:-1] == args
-        assert main(pasted[1:]) == EXIT_OK
+        assert main(pasted[1:]) == Exit.DONE
         assert len(server.message_requests()) == 5
         assert "scored 5" in " ".join(capsys.readouterr().out.split())

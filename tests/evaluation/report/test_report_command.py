@@ -6,15 +6,18 @@ from pathlib import Path
 import pytest
 
 from evaluation.commands.judge import main as judge_main
-from evaluation.commands.report import EXIT_OK, EXIT_USAGE, main
+from evaluation.commands.report import main
 from evaluation.overrides import OverrideStore
 from evaluation.store import EvaluationStore
 from evaluation.testing.fake_api_script import Reply
+from robot.shell.exit_codes import Exit
 from tests.evaluation.report.report_testkit import add_override, add_run
 
 
 def _out(capsys) -> str:
-    return " ".join(capsys.readouterr().out.split())
+    """What the command printed, on either stream (its error line is on stderr), as one line."""
+    captured = capsys.readouterr()
+    return " ".join((captured.out + captured.err).split())
 
 
 @pytest.fixture
@@ -58,7 +61,7 @@ def test_two_tags_with_an_override(two_tags, tmp_path, capsys):
             "--title=Fold",
         ]
     )
-    assert code == EXIT_OK
+    assert code == Exit.DONE
     out = _out(capsys)
     assert "SmolVLA − ACT" in out
     assert "(exact)" in out
@@ -99,27 +102,28 @@ def test_policies_from_a_config_file(two_tags, tmp_path, capsys):
         f"  - {{name: old, store_path: {two_tags}, dataset_id: fold_act}}\n"
         f"output_dir: {tmp_path / 'cfg'}\nstats:\n  seed: 3\n"
     )
-    assert main([f"--config_path={config}", "--stats.bootstrap_resamples=500"]) == EXIT_OK
+    assert main([f"--config_path={config}", "--stats.bootstrap_resamples=500"]) == Exit.DONE
     doc = json.loads((tmp_path / "cfg" / "report.json").read_text())
     assert [p["name"] for p in doc["policies"]] == ["new", "old"]
     assert (doc["stats"]["seed"], doc["stats"]["bootstrap_resamples"]) == (3, 500)
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "code"),
     [
         (
             ["--tags=[smolvla-v3]"],
             "no judge run in {store} has tag 'smolvla-v3'; tags in this store: 'act-v1', 'smolvla-v2'",
+            Exit.FAILED,
         ),
-        (["--tags=[smolvla-v2,act-v1]", "--names=[a]"], "--names has 1 entries for 2 policies"),
-        (["--tags=[smolvla-v2]", "--scorer=best"], "scorer='best'; allowed: ['auto', 'llm', 'heuristic']"),
-        (["--tags=[smolvla-v2]", "--stats.bootstrap_resamples=5"], "stats.bootstrap_resamples=5"),
-        (["--tags=[smolvla-v2]", "--scorer=heuristic"], "has no episode scored by the heuristic scorer"),
+        (["--tags=[smolvla-v2,act-v1]", "--names=[a]"], "--names has 1 entries for 2 policies", Exit.USAGE),
+        (["--tags=[smolvla-v2]", "--scorer=best"], "scorer='best'; allowed: ['auto', 'llm', 'heuristic']", Exit.USAGE),
+        (["--tags=[smolvla-v2]", "--stats.bootstrap_resamples=5"], "stats.bootstrap_resamples=5", Exit.USAGE),
+        (["--tags=[smolvla-v2]", "--scorer=heuristic"], "has no episode scored by the heuristic scorer", Exit.FAILED),
     ],
 )
-def test_bad_input_is_one_clear_line(two_tags, tmp_path, capsys, args, message):
-    assert main([f"--store_path={two_tags}", f"--output_dir={tmp_path / 'x'}", *args]) == EXIT_USAGE
+def test_bad_input_is_one_clear_line(two_tags, tmp_path, capsys, args, message, code):
+    assert main([f"--store_path={two_tags}", f"--output_dir={tmp_path / 'x'}", *args]) == code
     out = _out(capsys)
     assert message.format(store=two_tags) in out
     assert "Traceback" not in out
@@ -127,13 +131,13 @@ def test_bad_input_is_one_clear_line(two_tags, tmp_path, capsys, args, message):
 
 
 def test_no_policy_and_missing_store(tmp_path, capsys):
-    assert main([]) == EXIT_USAGE
+    assert main([]) == Exit.USAGE
     assert "no policy given: pass --datasets=" in _out(capsys)
     root = tmp_path / "fold_new"
-    assert main([f"--datasets=[{root}]"]) == EXIT_USAGE
+    assert main([f"--datasets=[{root}]"]) == Exit.FAILED  # a dataset never judged: nothing to report
     assert f"no evaluation store at {tmp_path / 'fold_new.evaluation.sqlite'}" in _out(capsys)
     assert not (tmp_path / "fold_new.evaluation.sqlite").exists()
-    assert main(["--tags=[act-v1]"]) == EXIT_USAGE
+    assert main(["--tags=[act-v1]"]) == Exit.USAGE
     assert "policy 'act-v1' names no store: pass --store_path=<file.sqlite>" in _out(capsys)
 
 
@@ -141,7 +145,7 @@ def test_no_scored_episode(tmp_path, capsys):
     path = tmp_path / "s.sqlite"
     with EvaluationStore(path) as store:
         add_run(store, "fold", "crashed", {})
-    assert main([f"--store_path={path}", "--tags=[crashed]"]) == EXIT_USAGE
+    assert main([f"--store_path={path}", "--tags=[crashed]"]) == Exit.FAILED
     assert "holds no scored episode; run so101-judge on it first" in _out(capsys)
 
 
@@ -174,7 +178,7 @@ def test_judged_by_so101_judge_then_reported(dataset_root, tmp_path, server, cap
     code = main(
         [f"--datasets=[{dataset_root}]", "--tags=[smolvla,motion]", f"--store_path={store}", f"--output_dir={out_dir}"]
     )
-    assert code == EXIT_OK
+    assert code == Exit.DONE
     out = _out(capsys)
     assert "motion: scores come from the motion heuristic" in out
     doc = json.loads((out_dir / "report.json").read_text())

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.commands.report import EXIT_OK, main
+from evaluation.commands.report import main
 from evaluation.episode_score import CriterionScore, EpisodeScore
 from evaluation.report.config import PolicySpec
 from evaluation.report.load import load_policy_with_currency
 from evaluation.report.scores import View
 from evaluation.store import EvaluationStore, RunRecord
 from evaluation.testing.fake_messages_server import FakeMessagesServer
+from robot.shell.exit_codes import Exit
 from tests.evaluation.report.report_testkit import RUBRIC, add_override
 from tests.evaluation.review.currency_testkit import delete_in_place, judge, small_dataset
 
@@ -21,7 +22,7 @@ JUDGED = {0: (1, 1, 0.5), 1: (1, 0.5, 0), 2: (1, 1, 1)}  # totals 2.5, 1.5, 3
 
 
 def _report(root: Path, out_dir: Path) -> tuple[dict, str]:
-    assert main([f"--datasets=[{root}]", f"--output_dir={out_dir}"]) == EXIT_OK
+    assert main([f"--datasets=[{root}]", f"--output_dir={out_dir}"]) == Exit.DONE
     [policy] = json.loads((out_dir / "report.json").read_text())["policies"]
     return policy, (out_dir / "report.md").read_text()
 

@@ -11,14 +11,21 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evaluation.commands.review import EXIT_USAGE, main
+from evaluation.commands.review import main
 from evaluation.overrides import overrides_of
 from evaluation.store import EvaluationStore
+from robot.shell.exit_codes import Exit
 from tests.support.commands import realtime_threads, stack_dump
 from tests.support.review_pages import override_csrf
 from tests.support.review_server import ReviewProcess
 
 TOKEN = "command-test-token-0123456789"
+
+
+def _said(capsys: pytest.CaptureFixture[str]) -> str:
+    """What the command printed, on either stream: its warnings (stdout) and its error line (stderr)."""
+    captured = capsys.readouterr()
+    return captured.out + captured.err
 
 
 @pytest.fixture(autouse=True)
@@ -29,8 +36,8 @@ def _no_token_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "'::'", "fe80::1", "review.lab.example"])
 def test_a_non_loopback_host_without_a_token_is_refused(host, dataset_root: Path, judged_store: Path, capsys):
     args = [f"--dataset.root={dataset_root}", f"--store_path={judged_store}", f"--server.host={host}"]
-    assert main(args) == EXIT_USAGE
-    out = capsys.readouterr().out
+    assert main(args) == Exit.USAGE
+    out = _said(capsys)
     assert f"refusing to serve on {host.strip(chr(39))}:" in out
     assert "SO101_REVIEW_TOKEN" in out
     assert "Traceback" not in out
@@ -58,8 +65,8 @@ def test_bad_options_get_one_clear_line(
     args = [a.format(missing=tmp_path / "none.sqlite") for a in args]
     store = [] if any(a.startswith("--store_path") for a in args) else [f"--store_path={judged_store}"]
     reviewer = [] if any(a.startswith("--reviewer") for a in args) else ["--reviewer=tester"]
-    assert main([f"--dataset.root={dataset_root}", *store, *reviewer, *args]) == EXIT_USAGE
-    out = capsys.readouterr().out
+    assert main([f"--dataset.root={dataset_root}", *store, *reviewer, *args]) == Exit.USAGE
+    out = _said(capsys)
     assert message in out
     assert "Traceback" not in out
 
@@ -68,9 +75,9 @@ def test_a_token_on_the_command_line_is_warned_about_and_one_in_a_file_is_not(da
     missing = f"--store_path={tmp_path / 'none.sqlite'}"  # stops the command after the token checks
     assert (
         main([f"--dataset.root={dataset_root}", missing, "--reviewer=tester", f"--server.access_token={TOKEN}"])
-        == EXIT_USAGE
+        == Exit.USAGE
     )
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(_said(capsys).split())
     assert "warning: the access token on the command line is visible to every user of this machine (ps" in out
     token_file = tmp_path / "token"
     token_file.write_text(f"{TOKEN}\n")
@@ -85,19 +92,19 @@ def test_a_token_on_the_command_line_is_warned_about_and_one_in_a_file_is_not(da
                 "--reviewer=tester",
             ]
         )
-        == EXIT_USAGE
+        == Exit.USAGE
     )
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(_said(capsys).split())
     assert "warning" not in out
     assert "refusing to serve" not in out  # the file's token counts for a non-loopback host
     assert "no evaluation store at" in out
 
 
 def test_a_missing_dataset_is_explained(tmp_path: Path, capsys):
-    assert main([f"--dataset.root={tmp_path}", "--reviewer=tester"]) == EXIT_USAGE
-    assert "not a LeRobot dataset" in capsys.readouterr().out
-    assert main([]) == EXIT_USAGE
-    assert "dataset.root is required" in capsys.readouterr().out
+    assert main([f"--dataset.root={tmp_path}", "--reviewer=tester"]) == Exit.FAILED
+    assert "not a LeRobot dataset" in _said(capsys)
+    assert main([]) == Exit.USAGE
+    assert "dataset.root is required" in _said(capsys)
 
 
 @pytest.mark.slow

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.commands.review import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, main
+from evaluation.commands.review import main
 from evaluation.episode_source import open_dataset
 from evaluation.review.health import HealthReport, dataset_health
+from robot.shell.exit_codes import Exit
 from teleop.dataset.sidecar import SO101_DIR
 from tests.support.dataset_corruptions import Corruption, corrupted_copy
 from tests.support.two_arm_recording import EPISODES, write_two_arm_recording
@@ -136,20 +137,20 @@ def test_mirrored_arms_raise_no_alarm_and_the_camera_check_says_it_could_not_tel
 
 def test_the_check_mode_prints_one_line_per_finding_and_exits_1_on_errors(corrupt: Corrupt, two_arm_root, capsys):
     broken = corrupt(Corruption.STATE_SIDES)
-    assert main([f"--dataset.root={broken}", "--check=true"]) == EXIT_FINDINGS
+    assert main([f"--dataset.root={broken}", "--check=true"]) == Exit.FAILED
     lines = capsys.readouterr().out.splitlines()
     swapped = [line for line in lines if line.startswith("error [state_sides] episode ")]
     assert len(swapped) == EPISODES, lines
     assert lines[-1].startswith(f"{broken}: {EPISODES} episodes")
     assert "fix the errors before lerobot-train" in lines[-1]
 
-    assert main([f"--dataset.root={two_arm_root}", "--check=true"]) == EXIT_OK
+    assert main([f"--dataset.root={two_arm_root}", "--check=true"]) == Exit.DONE
     lines = capsys.readouterr().out.splitlines()
     assert not [line for line in lines if line.startswith("error ")], lines
     assert " 0 errors, 0 warnings, " in lines[-1], lines
     assert lines[-1].endswith("no errors: ready for lerobot-train"), lines
 
 
-def test_the_check_mode_exits_2_on_a_folder_that_is_no_dataset(tmp_path: Path, capsys):
-    assert main([f"--dataset.root={tmp_path}", "--check=true"]) == EXIT_USAGE
-    assert "is not a LeRobot dataset" in capsys.readouterr().out
+def test_the_check_mode_fails_in_one_line_on_a_folder_that_is_no_dataset(tmp_path: Path, capsys):
+    assert main([f"--dataset.root={tmp_path}", "--check=true"]) == Exit.FAILED
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path} is not a LeRobot dataset")

@@ -4,7 +4,7 @@ draccus reports a bad enum value as `Failed when parsing value='fast' into field
 'policies.engines.config.EngineConfig'>.kind" of type <enum 'EngineKind'>. (KeyError: 'fast')`:
 Python names and a KeyError, and not one word of what would have been accepted. Here that becomes
 "`engine.kind`: 'fast' is not one of sync, async, rtc, ensemble, remote". Our own validation
-messages (a RobotError raised in a config's `__post_init__`, which draccus wraps) pass unchanged.
+messages (a CommandError raised in a config's `__post_init__`, which draccus wraps) pass unchanged.
 """
 
 import dataclasses
@@ -13,7 +13,7 @@ import types
 import typing
 from enum import Enum
 
-from robot.errors import RobotError
+from robot.shell.errors import CommandError
 
 _ENUM_FAILURE = re.compile(r"`(?P<field>[\w.]+)`: Failed when parsing value='(?P<value>[^']*)' into field .* <enum ")
 
@@ -25,7 +25,7 @@ def explain_parse_error(error: BaseException, config_cls: type | None = None) ->
     """
     cause: BaseException | None = error
     while cause is not None:
-        if isinstance(cause, RobotError):
+        if isinstance(cause, CommandError):
             return str(cause)
         cause = cause.__cause__ or cause.__context__
     text = str(error).strip()
