@@ -108,7 +108,10 @@ class ReplayDataset:
         """
         info = self.episode(index)
         if self.reader is None:
-            raise DatasetFormatError(f"{self.root}: this dataset was not opened from its folder. Next: open_dataset()")
+            raise DatasetFormatError(
+                f"{self.root}: this ReplayDataset was built by hand and has no reader of its files."
+                " Next: open it with policies.replay.dataset.open_dataset(<folder>)"
+            )
         try:
             columns = self.reader.signals(self.reader.entry(index))
         except UnreadableDatasetError as e:
