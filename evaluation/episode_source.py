@@ -1,7 +1,10 @@
-"""Read-only access to a LeRobot v3.0 dataset on disk: episodes, their videos and their signals.
+"""Read-only access to a LeRobot v3.0 dataset on disk, as the evaluation layer sees it: episodes, videos, signals.
 
-This is one of the two modules that import `lerobot` (the other writes synthetic test datasets), so an
-upgrade of LeRobot touches this file. Everything it returns is a typed, frozen record.
+The dataset package's one reader (teleop/dataset/reader.py) reads the metadata and the data files
+(each once, shared by the judge's worker threads); this module keeps the evaluation layer's views of
+its records (camera views mapped onto our roles, fingerprints) and re-raises the reader's
+`UnreadableDatasetError` as `DatasetReadError` with the same message. Everything it returns is a
+typed, frozen record.
 
 Several episodes share one MP4 per camera: frame `i` of an episode is at `from_timestamp + i / fps`
 in its file (see `VideoSegment.file_time_s`).
@@ -12,19 +15,19 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from evaluation.errors import DatasetReadError
 from evaluation.view_map import resolve_views
 from robot.joints import BODY_JOINTS, CAMERA_ROLES, GRIPPER, Side
-from teleop.dataset.format_check import format_problem
-from teleop.dataset.vocabulary import ACTION_KEY, IMAGE_PREFIX, STATE_KEY
+from teleop.dataset.errors import UnreadableDatasetError
+from teleop.dataset.reader import CameraFile, DatasetReader, EpisodeEntry, open_reader
+from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,21 @@ class VideoSegment:
     def file_time_s(self, frame_index: int, fps: int) -> float:
         """Time inside the MP4 file of an episode frame."""
         return self.from_timestamp_s + frame_index / fps
+
+    @classmethod
+    def of(cls, view: str, video: CameraFile) -> VideoSegment:
+        """The reader's record of a camera's file, seen as one of our views."""
+        return cls(
+            view=view,
+            camera=video.camera,
+            path=video.path,
+            chunk_index=video.chunk_index,
+            file_index=video.file_index,
+            from_timestamp_s=video.from_timestamp_s,
+            to_timestamp_s=video.to_timestamp_s,
+            width=video.width,
+            height=video.height,
+        )
 
 
 @dataclass(frozen=True)
@@ -121,6 +139,8 @@ class DatasetSource:
         revision: str,
         cameras: tuple[str, ...] = (),
         missing_videos: tuple[Path, ...] = (),
+        *,
+        reader: DatasetReader,
     ) -> None:
         """Use `open_dataset` instead of calling this directly."""
         self.root = root
@@ -132,8 +152,7 @@ class DatasetSource:
         self.revision = revision
         self.cameras = cameras  # every camera the dataset declares, by its own name
         self.missing_videos = missing_videos  # declared video files that are not on disk (left out of `videos`)
-        self._tables: dict[Path, dict[str, np.ndarray]] = {}
-        self._lock = threading.Lock()
+        self._reader = reader  # reads the data files, each once, thread-safe (the judge's workers share it)
 
     def episode(self, index: int) -> EpisodeRecord:
         """The record of one episode.
@@ -149,22 +168,29 @@ class DatasetSource:
         )
 
     def signals(self, episode: EpisodeRecord) -> EpisodeSignals:
-        """State and action arrays of an episode (rows ordered by frame index)."""
-        table = self._table(episode.data_path)
-        rows = np.flatnonzero(table["episode_index"] == episode.index)
-        rows = rows[np.argsort(table["frame_index"][rows], kind="stable")]
-        if len(rows) != episode.length:
-            raise DatasetReadError(
-                f"episode {episode.index}: {len(rows)} rows in {episode.data_path}, metadata says "
-                f"{episode.length}; the dataset may be unfinalised (run the recorder's repair)"
-            )
+        """State and action arrays of an episode (rows ordered by frame index).
+
+        Raises:
+            DatasetReadError: its data file cannot be read, or holds other rows or widths than the metadata says.
+        """
+        with _reading():
+            columns = self._reader.signals(self._reader.entry(episode.index))
         return EpisodeSignals(
-            state=table[STATE_KEY][rows],
-            action=table[ACTION_KEY][rows],
+            state=columns.state,
+            action=columns.action,
             names=self.names,
             fps=self.fps,
             arms=self.arms,
         )
+
+    def timestamps(self, episode: EpisodeRecord) -> tuple[np.ndarray, np.ndarray]:
+        """(frame_index, timestamp in s) of the episode's rows as stored, unchecked (the health view checks them).
+
+        Raises:
+            DatasetReadError: its data file cannot be read.
+        """
+        with _reading():
+            return self._reader.timestamps(self._reader.entry(episode.index))
 
     def fingerprint(self, episode: EpisodeRecord) -> str:
         """Content hash of an episode (metadata and signals), stable when other episodes are appended."""
@@ -198,24 +224,6 @@ class DatasetSource:
         h.update(np.ascontiguousarray(signals.action, dtype=np.float32).tobytes())
         return h.hexdigest()[:24]
 
-    def _table(self, path: Path) -> dict[str, np.ndarray]:
-        with self._lock:
-            cached = self._tables.get(path)
-            if cached is not None:
-                return cached
-            try:
-                table = pq.read_table(path, columns=[STATE_KEY, ACTION_KEY, "episode_index", "frame_index"])
-            except (OSError, KeyError, ValueError) as e:
-                raise DatasetReadError(f"cannot read {path}: {e}; is the dataset finalised?") from e
-            arrays = {
-                "episode_index": table.column("episode_index").to_numpy(),
-                "frame_index": table.column("frame_index").to_numpy(),
-                STATE_KEY: _stack(table.column(STATE_KEY)),
-                ACTION_KEY: _stack(table.column(ACTION_KEY)),
-            }
-            self._tables[path] = arrays
-            return arrays
-
 
 def open_dataset(root: Path, dataset_id: str | None = None, views: Mapping[str, str] | None = None) -> DatasetSource:
     """Open a local LeRobot v3.0 dataset for reading.
@@ -233,36 +241,30 @@ def open_dataset(root: Path, dataset_id: str | None = None, views: Mapping[str, 
         DatasetReadError: The folder is not a readable v3.0 dataset, lacks state or action, or the
             view map names a camera it does not have.
     """
-    root = root.expanduser().resolve()
-    if not (root / "meta" / "info.json").is_file():
-        raise DatasetReadError(
-            f"{root} is not a LeRobot dataset (no meta/info.json); pass --dataset.root=<folder written by so101-record>"
-        )
-    if (problem := format_problem(root)) is not None:  # one line naming the file, before LeRobot's many
-        raise DatasetReadError(problem)
-    from lerobot.datasets.dataset_metadata import LeRobotDatasetMetadata  # adapter edge: heavy import
-
-    try:
-        meta = LeRobotDatasetMetadata(repo_id=f"local/{root.name}", root=root)
-    except Exception as e:  # lerobot raises a variety of errors for broken metadata
-        raise DatasetReadError(f"cannot read the metadata of {root}: {e}") from e
-    features = meta.features
-    for key in (STATE_KEY, ACTION_KEY):
-        if key not in features:
-            raise DatasetReadError(f"{root} has no '{key}' feature; the judge needs joint state and actions")
-    names = tuple(features[STATE_KEY]["names"])
-    cameras = tuple(k.removeprefix(IMAGE_PREFIX) for k in meta.video_keys)
-    mapped = resolve_views(views or {}, set(cameras), root)
-    if meta.episodes is None or meta.total_episodes == 0:
-        raise DatasetReadError(f"{root} holds no saved episodes")
-    rows = meta.episodes.to_list() if hasattr(meta.episodes, "to_list") else list(meta.episodes)
+    with _reading():
+        reader = open_reader(root)
+    for key, declared in ((STATE_KEY, reader.state_names), (ACTION_KEY, reader.action_names)):
+        if declared is None:
+            raise DatasetReadError(
+                f"{reader.root} has no '{key}' feature; the judge needs joint state and actions."
+                " Next: pass a dataset so101-record wrote, --dataset.root=<folder>"
+            )
+    names = reader.state_names or ()
+    cameras = tuple(reader.cameras)
+    mapped = resolve_views(views or {}, set(cameras), reader.root)
     missing: set[Path] = set()
-    episodes = tuple(_episode_record(root, meta, row, cameras, mapped, missing) for row in rows)
-    info_bytes = (root / "meta" / "info.json").read_bytes()
-    revision = hashlib.sha256(info_bytes + json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    log.debug("opened %s: %d episodes, views %s, revision %s", root, len(episodes), mapped, revision)
+    episodes = tuple(_episode_record(entry, mapped, missing) for entry in reader.episodes)
+    log.debug("opened %s: %d episodes, views %s, revision %s", reader.root, len(episodes), mapped, reader.revision)
     return DatasetSource(
-        root, dataset_id or root.name, int(meta.fps), names, episodes, revision, cameras, tuple(sorted(missing))
+        reader.root,
+        dataset_id or reader.root.name,
+        reader.fps,
+        names,
+        episodes,
+        reader.revision,
+        cameras,
+        tuple(sorted(missing)),
+        reader=reader,
     )
 
 
@@ -280,58 +282,30 @@ def arm_prefixes(names: tuple[str, ...]) -> dict[Side, str]:
     return arms
 
 
-def _episode_record(
-    root: Path, meta: object, row: dict, cameras: tuple[str, ...], views: Mapping[str, str], missing: set[Path]
-) -> EpisodeRecord:
-    index = int(row["episode_index"])
-    offsets, files = [], {}
+def _episode_record(entry: EpisodeEntry, views: Mapping[str, str], missing: set[Path]) -> EpisodeRecord:
+    files = {video.camera: video for video in entry.videos}
     # Our own camera names first, in CAMERA_ROLES order: the order the fingerprint always hashed them in.
-    for camera in sorted(cameras, key=lambda c: (CAMERA_ROLES.index(c) if c in CAMERA_ROLES else len(CAMERA_ROLES), c)):
-        key = f"{IMAGE_PREFIX}{camera}"
-        offsets.append(
-            (
-                camera,
-                int(row[f"videos/{key}/chunk_index"]),
-                int(row[f"videos/{key}/file_index"]),
-                float(row[f"videos/{key}/from_timestamp"]),
-            )
-        )
-        files[camera] = root / meta.get_video_file_path(index, key)
-        if not files[camera].is_file():  # a dataset shared without its videos: its signals still read
-            missing.add(files[camera])
-    segments = []
-    for view, camera in views.items():
-        key = f"{IMAGE_PREFIX}{camera}"
-        if files[camera] in missing:
-            continue
-        shape = meta.features[key]["shape"]  # (height, width, channels)
-        segments.append(
-            VideoSegment(
-                view=view,
-                camera=camera,
-                path=files[camera],
-                chunk_index=int(row[f"videos/{key}/chunk_index"]),
-                file_index=int(row[f"videos/{key}/file_index"]),
-                from_timestamp_s=float(row[f"videos/{key}/from_timestamp"]),
-                to_timestamp_s=float(row[f"videos/{key}/to_timestamp"]),
-                width=int(shape[1]),
-                height=int(shape[0]),
-            )
-        )
-    tasks = row.get("tasks") or []
+    ordered = sorted(files, key=lambda c: (CAMERA_ROLES.index(c) if c in CAMERA_ROLES else len(CAMERA_ROLES), c))
+    offsets = tuple((c, files[c].chunk_index, files[c].file_index, files[c].from_timestamp_s) for c in ordered)
+    absent = {video.path for video in entry.videos if not video.path.is_file()}  # shared without videos: signals read
+    missing.update(absent)
     return EpisodeRecord(
-        index=index,
-        length=int(row["length"]),
-        fps=int(meta.fps),
-        task="; ".join(str(t) for t in tasks),
-        videos=tuple(segments),
-        data_path=root / meta.get_data_file_path(index),
-        video_offsets=tuple(offsets),
+        index=entry.index,
+        length=entry.length,
+        fps=entry.fps,
+        task=entry.task,
+        videos=tuple(
+            VideoSegment.of(view, files[camera]) for view, camera in views.items() if files[camera].path not in absent
+        ),
+        data_path=entry.data_path,
+        video_offsets=offsets,
     )
 
 
-def _stack(column: object) -> np.ndarray:
-    """A fixed-size-list parquet column as a 2-D float32 array."""
-    array = column.combine_chunks()
-    values = array.flatten().to_numpy(zero_copy_only=False)
-    return np.asarray(values, dtype=np.float32).reshape(len(array), -1)
+@contextmanager
+def _reading() -> Iterator[None]:
+    """The reader's error as the evaluation layer's own, with the same message (callers catch DatasetReadError)."""
+    try:
+        yield
+    except UnreadableDatasetError as e:
+        raise DatasetReadError(str(e)) from e

@@ -1,11 +1,13 @@
 """Imports point down only: evaluation stands apart; policies > teleop > robot (docs/architecture.md).
 
-Three exceptions, each a language every command speaks, evaluation's too, and each importing nothing
+Four exceptions, each a language every command speaks, evaluation's too, and each importing nothing
 of the product but each other (`SHARED`): the command-line shell, robot/shell/ (help, option names,
-config files); the rig's vocabulary, robot/joints.py (joint names, sides, camera roles); and the
-layout of a dataset folder (`DATASET_LAYOUT`): its feature keys (teleop/dataset/vocabulary.py), the
-facts we keep beside it, whether they still belong to their episodes, whether LeRobot can open it at
-all, the trim a curation proposes from an episode's motion (the review page proposes what so101-edit
+config files); the rig's vocabulary, robot/joints.py (joint names, sides, camera roles); the base of
+its errors, robot/errors.py; and the layout of a dataset folder (`DATASET_LAYOUT`): its feature keys
+(teleop/dataset/vocabulary.py), the facts we keep beside it, whether they still belong to their
+episodes, whether LeRobot can open it at all, the one reader of its metadata and data files
+(teleop/dataset/reader.py, which the replay and the judge read through) with the errors it raises,
+the trim a curation proposes from an episode's motion (the review page proposes what so101-edit
 would), and where a curated dataset's episodes came from (so the scores of whole ones follow them).
 The lists live in tests/support/layering.py, which the evaluation layer's own test reads too.
 
@@ -67,7 +69,6 @@ LEROBOT_ADAPTERS = {
     "policies/lerobot_policy.py": "policy configs, models, processors, RTC's latency tracker",
     "policies/engines/remote_wire.py": "the async-inference transport (gRPC messages, pickled payloads)",
     "policies/testing/": "tiny ACT and SmolVLA checkpoints built offline, for tests and the demo",
-    "evaluation/episode_source.py": "the judge's dataset reader (evaluation stands apart from teleop/)",
     "evaluation/testing/": "tiny synthetic datasets written offline, for tests and the demo",
 }
 

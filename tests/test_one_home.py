@@ -4,6 +4,9 @@ The dataset's feature keys live in teleop/dataset/vocabulary.py; the rig's joint
 camera roles in robot/joints.py (docs/architecture.md, "Where each concept lives"). A module that
 spells one of them again, e.g. `STATE_KEY = "observation.state"` or its own `class Side`, drifts
 apart from the home the day the home changes: this scan of the product's modules finds such copies.
+
+A dataset's files have one reader too: outside the dataset package (teleop/dataset/), no module
+opens a parquet file; the replay and the judge read through teleop/dataset/reader.py.
 """
 
 import ast
@@ -132,4 +135,107 @@ def test_the_scan_finds_a_copy(tmp_path):
         "'observation.state'",
         "'the camera roles'",
         "'class Side'",
+    ]
+
+
+# --- one reader of a dataset's parquet files ------------------------------------------------------
+
+# The dataset package (writer, reader, sidecars, lineage, format checks, curation) is the one home of
+# a dataset's files; every other module reads a dataset through teleop/dataset/reader.py.
+DATASET_PACKAGE = "teleop/dataset/"
+# Modules outside it that may import pyarrow.parquet, each with why: they write a parquet file that is
+# no dataset, and read none (a read there is still found).
+PARQUET_WRITERS = {"evaluation/export.py": "writes the scores table (so101-report's export), reads no dataset"}
+# What reads a parquet file: pyarrow.parquet's readers, and any library's read_parquet (pandas, polars).
+PARQUET_READERS = frozenset(
+    {"read_table", "read_metadata", "read_schema", "read_pandas", "ParquetFile", "ParquetDataset"}
+)
+PARQUET = "pyarrow.parquet"
+
+
+def _bindings(tree: ast.Module) -> dict[str, str]:
+    """Each name a module's imports bind -> the dotted name it stands for (`pq` -> `pyarrow.parquet`)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:  # `import pyarrow.parquet` binds `pyarrow`
+                    top = alias.name.split(".")[0]
+                    bound[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`a.b.c` of a Name or a chain of Attributes, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)) is not None:
+        return f"{base}.{node.attr}"
+    return None
+
+
+def _reads(name: str) -> bool:
+    last = name.rpartition(".")[2]
+    return last == "read_parquet" or (name.startswith(f"{PARQUET}.") and last in PARQUET_READERS)
+
+
+def parquet_reads(root: Path = ROOT) -> list[str]:
+    """Modules outside the dataset package that import pyarrow.parquet or read a parquet file ("path:line what")."""
+    found = set()
+    for layer in LAYERS:
+        for path in sorted((root / layer).rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative.startswith(DATASET_PACKAGE):
+                continue
+            tree = ast.parse(path.read_text(), filename=str(path))
+            bound = _bindings(tree)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import | ast.ImportFrom) and relative not in PARQUET_WRITERS:
+                    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and node.module == "pyarrow":
+                        modules = [f"pyarrow.{a.name}" for a in node.names]
+                    if any(m == PARQUET or m.startswith(f"{PARQUET}.") for m in modules):
+                        found.add(f"{relative}:{node.lineno} imports {PARQUET}")
+                elif isinstance(node, ast.Attribute | ast.Name) and (text := _dotted(node)) is not None:
+                    head, _, rest = text.partition(".")
+                    name = ".".join(filter(None, (bound.get(head, head), rest)))
+                    if _reads(name):
+                        found.add(f"{relative}:{node.lineno} reads a parquet file ({text})")
+    return sorted(found)
+
+
+def test_only_the_dataset_package_reads_parquet_files():
+    problems = parquet_reads()
+    assert problems == [], "read the dataset through teleop/dataset/reader.py instead:\n" + "\n".join(problems)
+
+
+def test_the_scan_finds_a_parquet_read(tmp_path):
+    for relative, text in {
+        "evaluation/review/checks.py": "import pyarrow.parquet as pq\nt = pq.read_table('x')\n",
+        "policies/replay/frames.py": "import pyarrow.parquet\nf = pyarrow.parquet.ParquetFile('x')\n",
+        "robot/log.py": "import pandas as pd\nd = pd.read_parquet('x')\n",
+        "teleop/tasks.py": "from pyarrow import parquet\nfrom pyarrow.parquet import read_metadata\n"
+        "m = read_metadata('x')\n",
+        "evaluation/export.py": "import pyarrow.parquet as pq\npq.write_table(t, 'x')\npq.read_schema('x')\n",
+        # Not reads: the dataset package itself, pyarrow without its parquet module, a writer's write.
+        "teleop/dataset/reader.py": "import pyarrow.parquet as pq\nt = pq.read_table('x')\n",
+        "evaluation/rig_log.py": "import pyarrow as pa\nt = pa.table({})\n",
+    }.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    assert parquet_reads(tmp_path) == [
+        "evaluation/export.py:3 reads a parquet file (pq.read_schema)",
+        "evaluation/review/checks.py:1 imports pyarrow.parquet",
+        "evaluation/review/checks.py:2 reads a parquet file (pq.read_table)",
+        "policies/replay/frames.py:1 imports pyarrow.parquet",
+        "policies/replay/frames.py:2 reads a parquet file (pyarrow.parquet.ParquetFile)",
+        "robot/log.py:2 reads a parquet file (pd.read_parquet)",
+        "teleop/tasks.py:1 imports pyarrow.parquet",
+        "teleop/tasks.py:2 imports pyarrow.parquet",
+        "teleop/tasks.py:3 reads a parquet file (read_metadata)",
     ]

@@ -21,8 +21,6 @@ from typing import Literal
 
 import av
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from evaluation.episode_source import DatasetSource, EpisodeRecord, EpisodeSignals
 from evaluation.errors import DatasetReadError
@@ -100,20 +98,14 @@ def check_signals(source: DatasetSource, arrays: EpisodeArrays) -> CheckOutcome:
 def check_timestamps(source: DatasetSource, arrays: EpisodeArrays) -> CheckOutcome:
     """frame_index runs 0..length-1; timestamps increase by 1/fps and sit on the frame grid."""
     findings: list[Finding] = []
-    tables: dict[Path, dict[str, np.ndarray]] = {}
-    for path in sorted({ep.data_path for ep in source.episodes}):
-        try:
-            table = pq.read_table(path, columns=["episode_index", "frame_index", "timestamp"])
-            tables[path] = {name: table.column(name).to_numpy() for name in table.column_names}
-        except (OSError, ValueError, KeyError, pa.ArrowException) as e:
-            episodes = [ep.index for ep in source.episodes if ep.data_path == path]
-            findings += [Finding("timestamps", "error", i, f"cannot read {_rel(source, path)}: {e}") for i in episodes]
     for ep in source.episodes:
-        if (table := tables.get(ep.data_path)) is not None:
-            rows = np.flatnonzero(table["episode_index"] == ep.index)
-            frames, times_s = table["frame_index"][rows], table["timestamp"][rows]
-            if (finding := _episode_timestamps(ep, frames, times_s, videos=bool(source.cameras))) is not None:
-                findings.append(finding)
+        try:
+            frames, times_s = source.timestamps(ep)  # each data file is read once, by the dataset's reader
+        except DatasetReadError as e:  # the message names the file and the next step
+            findings.append(Finding("timestamps", "error", ep.index, f"episode {ep.index}: {e}"))
+            continue
+        if (finding := _episode_timestamps(ep, frames, times_s, videos=bool(source.cameras))) is not None:
+            findings.append(finding)
     return outcome_over_episodes(len(source.episodes), findings)
 
 

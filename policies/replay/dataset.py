@@ -1,28 +1,28 @@
-"""Reading a LeRobot v3.0 dataset for a replay: metadata, per-episode signals and where its videos are.
+"""A LeRobot v3.0 dataset as a replay sees it: metadata, per-episode signals and where its videos are.
 
     locate(repo_id, root)  -> the dataset folder (on disk; downloaded from the hub only when online)
     open_dataset(folder)   -> ReplayDataset (format, features and video files checked, nothing decoded)
     dataset.load(episode)  -> EpisodeData (actions, states, task, one CameraVideo per camera)
 
-LeRobot's metadata reader (`LeRobotDatasetMetadata`) reads info.json and the episode index; the data
-parquet files are read here with pyarrow, one episode's rows at a time. Every problem becomes a
-`DatasetFormatError` or `VideoError` that names the file and the next step, before anything moves.
+The dataset is read by the dataset package's one reader (teleop/dataset/reader.py): this module
+keeps the replay's own views of its records, opens each video file once to check it (the reader
+decodes nothing), and re-raises the reader's `UnreadableDatasetError` as `DatasetFormatError` with
+the same message. Every problem names the file and the next step, before anything moves.
 """
 
-import json
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import av
 import numpy as np
-import pyarrow.parquet as pq
 
 from policies.replay.errors import DatasetFormatError, ReplayOptionError, VideoError
 from robot.lerobot_edge import lerobot_home
-from teleop.dataset.format_check import format_problem
-from teleop.dataset.lerobot_format import download, hub_offline, read_metadata
-from teleop.dataset.vocabulary import ACTION_KEY, IMAGE_PREFIX, STATE_KEY, camera_key
+from teleop.dataset.errors import UnreadableDatasetError
+from teleop.dataset.lerobot_format import download, hub_offline
+from teleop.dataset.reader import CameraFile, DatasetReader, EpisodeEntry, open_reader
+from teleop.dataset.vocabulary import ACTION_KEY, IMAGE_PREFIX
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,11 @@ class CameraVideo:
     height: int  # px, as info.json declares
     width: int  # px
 
+    @classmethod
+    def of(cls, video: CameraFile) -> "CameraVideo":
+        """The replay's view of the reader's record."""
+        return cls(video.camera, video.path, video.from_timestamp_s, video.to_timestamp_s, video.height, video.width)
+
 
 @dataclass(frozen=True)
 class EpisodeInfo:
@@ -48,6 +53,12 @@ class EpisodeInfo:
     task: str  # the task text ("; "-joined when several)
     data_path: Path  # the parquet file with its rows
     videos: tuple[CameraVideo, ...]  # one per video camera, in feature order
+
+    @classmethod
+    def of(cls, entry: EpisodeEntry) -> "EpisodeInfo":
+        """The replay's view of the reader's record."""
+        videos = tuple(CameraVideo.of(video) for video in entry.videos)
+        return cls(index=entry.index, length=entry.length, task=entry.task, data_path=entry.data_path, videos=videos)
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,8 @@ class ReplayDataset:
     # Video files missing or unreadable, each in words, when the replay needs no video (actions only):
     # their episodes carry no such video (the report's stills then show the commanded pose alone).
     missing_videos: tuple[str, ...] = ()
+    # What reads the signals (None: built by hand, e.g. in a test, with nothing to load).
+    reader: DatasetReader | None = field(default=None, repr=False, compare=False)
 
     def episode(self, index: int) -> EpisodeInfo:
         """The metadata of one episode.
@@ -94,37 +107,16 @@ class ReplayDataset:
             DatasetFormatError: its rows are missing or their widths differ from info.json.
         """
         info = self.episode(index)
-        columns = [ACTION_KEY, "episode_index", "frame_index"] + ([STATE_KEY] if self.state_names else [])
-        try:
-            table = pq.read_table(info.data_path, columns=columns)
-        except (OSError, KeyError, ValueError) as e:
+        if self.reader is None:
             raise DatasetFormatError(
-                f"cannot read {info.data_path}: {e}. Next: check the dataset was finalized (so101-record repairs"
-                " an interrupted one), or download it again"
-            ) from e
-        episodes = table.column("episode_index").to_numpy()
-        rows = np.flatnonzero(episodes == info.index)
-        rows = rows[np.argsort(table.column("frame_index").to_numpy()[rows], kind="stable")]
-        if len(rows) != info.length:
-            raise DatasetFormatError(
-                f"episode {info.index}: {info.data_path} holds {len(rows)} rows, the metadata says {info.length}."
-                " Next: repair or re-download the dataset"
+                f"{self.root}: this ReplayDataset was built by hand and has no reader of its files."
+                " Next: open it with policies.replay.dataset.open_dataset(<folder>)"
             )
-        actions = _matrix(table, ACTION_KEY, rows, len(self.action_names), info.data_path)
-        states = _matrix(table, STATE_KEY, rows, len(self.state_names), info.data_path) if self.state_names else None
-        return EpisodeData(info=info, actions=actions, states=states)
-
-
-def _matrix(table: object, key: str, rows: np.ndarray, width: int, path: Path) -> np.ndarray:
-    column = table.column(key).combine_chunks()  # type: ignore[attr-defined]
-    values = np.asarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
-    if len(column) == 0 or values.size % len(column) != 0 or values.size // len(column) != width:
-        found = values.size // max(len(column), 1)
-        raise DatasetFormatError(
-            f"{path}: '{key}' holds {found} values per frame, but info.json declares {width}."
-            " Next: the dataset's metadata and data disagree; re-export it"
-        )
-    return values.reshape(len(column), width)[rows]
+        try:
+            columns = self.reader.signals(self.reader.entry(index))
+        except UnreadableDatasetError as e:
+            raise DatasetFormatError(str(e)) from e
+        return EpisodeData(info=info, actions=columns.action, states=columns.state)
 
 
 def locate(repo_id: str | None, root: Path | None) -> Path:
@@ -169,30 +161,16 @@ def open_dataset(root: Path, repo_id: str | None = None, *, need_videos: bool = 
             camera whose video frames differ in size from its declared shape).
         VideoError: a video file is missing or cannot be opened.
     """
-    root = Path(root).expanduser().resolve()
-    info = _read_info(root)
-    if (problem := format_problem(root, repo_id, videos=False)) is not None:  # videos: checked below
-        raise DatasetFormatError(problem)
-    features = info.get("features") or {}
-    action_names = _names(features, ACTION_KEY, root, required=True)
-    state_names = _names(features, STATE_KEY, root, required=False) if STATE_KEY in features else None
-    cameras = {
-        key.removeprefix(IMAGE_PREFIX): _image_shape(key, ft, root)
-        for key, ft in features.items()
-        if key.startswith(IMAGE_PREFIX) and ft.get("dtype") == "video"
-    }
-    name = repo_id or f"local/{root.name}"
     try:
-        meta = read_metadata(root, name)
-    except Exception as e:  # LeRobot raises many kinds for broken metadata (and hub errors for missing files)
+        reader = open_reader(root, repo_id, videos=False)  # videos: checked below, each file opened
+    except UnreadableDatasetError as e:
+        raise DatasetFormatError(str(e)) from e
+    if reader.action_names is None:
         raise DatasetFormatError(
-            f"cannot read the metadata of {root}: {type(e).__name__}: {e}. Next: check meta/ is complete"
-            " (a dataset copied while recording, or never finalized, is not)"
-        ) from e
-    if meta.episodes is None or meta.total_episodes == 0:
-        raise DatasetFormatError(f"{root} holds no saved episodes. Next: record some with so101-record")
-    rows = list(meta.episodes)
-    episodes = tuple(_episode(root, meta, row, cameras) for row in rows)
+            f"{reader.root} has no '{ACTION_KEY}' feature; a replay needs the recorded actions."
+            " Next: pass a dataset so101-record wrote, --dataset.root=<folder>"
+        )
+    episodes = tuple(EpisodeInfo.of(entry) for entry in reader.episodes)
     missing: list[str] = []
     try:
         _check_videos(episodes)
@@ -201,98 +179,16 @@ def open_dataset(root: Path, repo_id: str | None = None, *, need_videos: bool = 
             raise
         episodes, missing = _without_bad_videos(episodes)
     return ReplayDataset(
-        root=root,
-        repo_id=name,
-        fps=int(info.get("fps", meta.fps)),
-        robot_type=info.get("robot_type"),
-        action_names=action_names,
-        state_names=state_names,
-        cameras=cameras,
+        root=reader.root,
+        repo_id=reader.repo_id,
+        fps=reader.fps,
+        robot_type=reader.robot_type,
+        action_names=reader.action_names,
+        state_names=reader.state_names,
+        cameras=dict(reader.cameras),
         episodes=episodes,
         missing_videos=tuple(missing),
-    )
-
-
-def _read_info(root: Path) -> dict:
-    path = root / "meta" / "info.json"
-    if not path.is_file():
-        raise DatasetFormatError(
-            f"{root} is not a LeRobot dataset (no meta/info.json). Next: pass the folder so101-record wrote"
-            " (--dataset.root=<folder>), or a hub id with --dataset.repo_id"
-        )
-    try:
-        info = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise DatasetFormatError(f"cannot read {path}: {e}. Next: restore the file from a copy of the dataset") from e
-    if not isinstance(info, dict):
-        raise DatasetFormatError(f"{path} must hold a JSON object. Next: restore the file from a copy of the dataset")
-    return info
-
-
-def _names(features: dict, key: str, root: Path, *, required: bool) -> tuple[str, ...]:
-    feature = features.get(key)
-    if feature is None:
-        raise DatasetFormatError(f"{root} has no '{key}' feature; a replay needs the recorded actions")
-    shape = tuple(feature.get("shape") or ())
-    names = feature.get("names")
-    if isinstance(names, dict):  # older exports keep names under one axis key
-        names = next(iter(names.values()), None)
-    if len(shape) != 1 or shape[0] < 1:
-        raise DatasetFormatError(
-            f"{root}: feature '{key}' has shape {list(shape)}; expected one axis of joint values, e.g. [12]."
-            " Next: this is not a joint-space dataset so101-replay can drive"
-        )
-    if names is None:
-        return tuple(f"{key}[{i}]" for i in range(shape[0]))
-    names = tuple(str(n) for n in names)
-    if len(names) != shape[0]:
-        raise DatasetFormatError(
-            f"{root}: feature '{key}' has shape {list(shape)} but {len(names)} names ({', '.join(names)})."
-            " Next: fix meta/info.json (the shape must count the names)"
-        )
-    return names
-
-
-def _image_shape(key: str, feature: dict, root: Path) -> tuple[int, int]:
-    shape = tuple(feature.get("shape") or ())
-    names = feature.get("names") or ["height", "width", "channels"]
-    if len(shape) != 3:
-        raise DatasetFormatError(f"{root}: camera feature '{key}' has shape {list(shape)}; expected [height, width, 3]")
-    axes = dict(zip(names, shape, strict=False))
-    height, width, channels = (
-        axes.get("height", shape[0]),
-        axes.get("width", shape[1]),
-        axes.get("channels", shape[2]),
-    )
-    if channels != 3:
-        raise DatasetFormatError(
-            f"{root}: camera feature '{key}' has shape {list(shape)} ({channels} channels); expected 3 (RGB)."
-            " Next: fix meta/info.json, or re-record the dataset"
-        )
-    return int(height), int(width)
-
-
-def _episode(root: Path, meta: object, row: dict, cameras: dict[str, tuple[int, int]]) -> EpisodeInfo:
-    index = int(row["episode_index"])
-    videos = []
-    for name, (height, width) in cameras.items():
-        key = camera_key(name)
-        try:
-            path = root / meta.get_video_file_path(index, key)  # type: ignore[attr-defined]
-            start, end = float(row[f"videos/{key}/from_timestamp"]), float(row[f"videos/{key}/to_timestamp"])
-        except (KeyError, IndexError, TypeError) as e:
-            raise DatasetFormatError(
-                f"{root}: the episode index has no video entry for camera '{name}' of episode {index} ({e})."
-                " Next: repair or re-download the dataset"
-            ) from e
-        videos.append(CameraVideo(name, path, start, end, height, width))
-    tasks = row.get("tasks") or []
-    return EpisodeInfo(
-        index=index,
-        length=int(row["length"]),
-        task="; ".join(str(t) for t in tasks) if isinstance(tasks, list) else str(tasks),
-        data_path=root / meta.get_data_file_path(index),  # type: ignore[attr-defined]
-        videos=tuple(videos),
+        reader=reader,
     )
 
 

@@ -1,7 +1,8 @@
-"""Errors of the dataset writer. Each says what happened to which dataset and what to do next.
+"""Errors of the dataset package (writer and reader). Each says what happened to which dataset and what to do next.
 
 RobotError (robot.errors)
-└── DatasetError                    anything about writing a dataset
+└── DatasetError                    anything about writing or reading a dataset
+    ├── UnreadableDatasetError      reading: not a v3.0 dataset, broken metadata, data that disagrees with it
     ├── DatasetExistsError          resume is off but the root already holds a dataset
     ├── NotADatasetError            the root exists but is not a LeRobot dataset
     ├── IncompatibleDatasetError    resuming with other fps / features / cameras / robot / codec
@@ -20,6 +21,9 @@ RobotError (robot.errors)
 
 Every error is a plain message (plus, for IncompatibleDatasetError, the list of differences) so it
 pickles across the writer-process boundary unchanged.
+
+Standard library and robot/errors.py only: the reader (reader.py) raises these, and the evaluation
+layer, which may import the dataset's leaves only (tests/support/layering.py), catches them.
 """
 
 import errno
@@ -30,6 +34,14 @@ from robot.errors import RobotError
 
 class DatasetError(RobotError):
     """Base of every error raised by `teleop.dataset`."""
+
+
+class UnreadableDatasetError(DatasetError):
+    """A dataset folder cannot be read (reader.py): the message names the file and the next step.
+
+    The replay and the evaluation layer re-raise it as their own dataset error with the same message
+    (policies.replay.errors.DatasetFormatError, evaluation.errors.DatasetReadError).
+    """
 
 
 class DatasetExistsError(DatasetError, FileExistsError):

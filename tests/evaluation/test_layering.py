@@ -13,7 +13,9 @@ from tests.support.layering import SHARED
 
 EVALUATION = Path(__file__).resolve().parents[2] / "evaluation"
 FORBIDDEN = ("robot", "teleop", "policies")
-LEROBOT_ADAPTERS = {"episode_source.py", "testing/synthetic_dataset.py"}
+# The dataset itself is read by teleop/dataset/reader.py (a shared leaf, through LeRobot's metadata
+# reader in teleop/dataset/lerobot_format.py); evaluation/ imports lerobot only to write test datasets.
+LEROBOT_ADAPTERS = {"testing/synthetic_dataset.py"}
 JUDGE_USERS = {"commands/judge.py"}  # besides evaluation/judge/ itself
 
 
