@@ -12,6 +12,7 @@ import pytest
 
 from robot.shell.exit_codes import EXIT_STATUS
 from robot.shell.option_names import option_names
+from robot.shell.rig_flag import RIG_COMMANDS as RIG_COMMANDS_SHORT
 from tests.support.command_configs import SCRIPTS, command_main, config_class
 
 MAX_HELP_LINES = 120
@@ -37,20 +38,7 @@ HELP_LINES_BEFORE = {
     "so101-teleop": 38,
     "so101-udev": 30,
 }
-RIG_COMMANDS = [
-    "so101-sim",
-    "so101-ports",
-    "so101-setup",
-    "so101-cameras",
-    "so101-udev",
-    "so101-calibrate",
-    "so101-release",
-    "so101-doctor",
-    "so101-teleop",
-    "so101-record",
-    "so101-deploy",
-    "so101-replay",
-]
+RIG_COMMANDS = [f"so101-{name}" for name in RIG_COMMANDS_SHORT]  # the commands whose --config_path is the rig
 
 
 def _help(script: str, capsys, flag: str = "--help") -> str:

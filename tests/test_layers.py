@@ -1,9 +1,9 @@
 """Imports point down only: evaluation stands apart; policies > teleop > robot (docs/architecture.md).
 
-Four exceptions, each a language every command speaks, evaluation's too, and each importing nothing
+Three exceptions, each a language every command speaks, evaluation's too, and each importing nothing
 of the product but each other (`SHARED`): the command-line shell, robot/shell/ (help, option names,
-config files); the rig's vocabulary, robot/joints.py (joint names, sides, camera roles); the base of
-its errors, robot/errors.py; and the layout of a dataset folder (`DATASET_LAYOUT`): its feature keys
+the parser, the exit codes, the errors every command prints); the rig's vocabulary, robot/joints.py
+(joint names, sides, camera roles); and the layout of a dataset folder (`DATASET_LAYOUT`): its feature keys
 (teleop/dataset/vocabulary.py), the facts we keep beside it, whether they still belong to their
 episodes, whether LeRobot can open it at all, the one reader of its metadata and data files
 (teleop/dataset/reader.py, which the replay and the judge read through) with the errors it raises,

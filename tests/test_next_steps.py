@@ -206,10 +206,10 @@ def test_a_session_that_printed_a_bad_next_step_fails(tmp_path, monkeypatch):
 def test_what_the_suites_commands_print_reaches_the_session_log(capsys):
     log = Path(os.environ[LOG_ENV])  # tests/conftest.py sets it for the whole session
     before = log.read_text() if log.is_file() else ""
-    result = run("so101-judge", "--dataset.root=/nonexistent", "--config_path=/nonexistent.yaml")
+    result = run("so101-judge", "--dataset.root=/nonexistent", "--options_path=/nonexistent.yaml")
     assert result.returncode == 2
-    command_main("so101-review")(["--config_path=/nonexistent.yaml"])  # in-process, read through capsys
-    assert "Next:" in capsys.readouterr().out
+    command_main("so101-review")(["--options_path=/nonexistent.yaml"])  # in-process, read through capsys
+    assert "Next:" in capsys.readouterr().err
     rows = [json.loads(line) for line in log.read_text()[len(before) :].splitlines()]
     this_test = "tests/test_next_steps.py::test_what_the_suites_commands_print_reaches_the_session_log"
     scripts = {row["script"] for row in rows if row["source"].startswith(this_test)}
@@ -238,8 +238,9 @@ def _real_rig(tmp_path: Path) -> Path:
     return path
 
 
-def _not_a_file(tmp_path: Path) -> str:
-    return f"--config_path={tmp_path / 'missing.yaml'}"
+def _not_a_file(tmp_path: Path, flag: str = "--config_path") -> str:
+    """The command's file flag naming no file: the rig file (`--config_path`), or an options file."""
+    return f"{flag}={tmp_path / 'missing.yaml'}"
 
 
 def _a_file(tmp_path: Path) -> Path:
@@ -255,16 +256,20 @@ def _record_into(folder: Callable[[Path, Path], Path], *extra: str) -> Callable[
 Case = tuple[str, Callable[[Path, Path], list[str]], int]
 ASYNC_AT_FAST_PACE = ["--policy.path=recorded", "--engine.kind=async", "--pace=fast"]
 CASES: dict[str, Case] = {
-    "judge_missing_options_file": ("so101-judge", lambda t, d: [_not_a_file(t), f"--dataset.root={d}"], 2),
-    "review_missing_options_file": ("so101-review", lambda t, d: [_not_a_file(t)], 2),
-    "report_missing_options_file": ("so101-report", lambda t, d: [_not_a_file(t)], 2),
+    "judge_missing_options_file": (
+        "so101-judge",
+        lambda t, d: [_not_a_file(t, "--options_path"), f"--dataset.root={d}"],
+        2,
+    ),
+    "review_missing_options_file": ("so101-review", lambda t, d: [_not_a_file(t, "--options_path")], 2),
+    "report_missing_options_file": ("so101-report", lambda t, d: [_not_a_file(t, "--options_path")], 2),
     # Without a store beside it so101-review starts one (tests/evaluation/review); a missing one named is refused.
     "review_with_a_missing_store": (
         "so101-review",
         lambda t, d: [f"--dataset.root={d}", f"--store_path={t / 'none.sqlite'}", "--reviewer=ana"],
         2,
     ),
-    "report_without_a_store": ("so101-report", lambda t, d: [f"--datasets=[{d}]"], 2),
+    "report_without_a_store": ("so101-report", lambda t, d: [f"--datasets=[{d}]"], 1),
     "doctor_missing_rig_file": ("so101-doctor", lambda t, d: [_not_a_file(t)], 2),
     "demo_output_is_a_file": ("so101-demo", lambda t, d: [f"--output_dir={_a_file(t)}"], 2),
     "replay_not_a_dataset": ("so101-replay", lambda t, d: [f"--dataset.root={t}"], 1),
@@ -332,7 +337,7 @@ def test_the_judges_refusals_print_a_command_that_goes_on(extra, refusal, datase
         argv = [f"--dataset.root={dataset}", store, f"--judge.base_url={server.base_url}", "--judge.samples=1", *extra]
         code, text = _printed("so101-judge", argv, capsys)
         assert server.message_requests() == []  # refused before judging anything
-    assert code == 2, text
+    assert code == 1, text  # failed: nothing was sent, and the line says how to go on
     assert refusal in " ".join(text.split())
     _check_next_steps("so101-judge", text, dataset)
 

@@ -11,25 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from robot.shell.option_names import ALWAYS, option_names
-from tests.support.command_configs import SCRIPTS, config_class
+from robot.shell.old_spellings import OPTIONS_FILE, renamed
+from robot.shell.option_names import ALWAYS, option_names, unknown_option
+from robot.shell.rig_flag import RIG_COMMANDS
+from tests.support.command_configs import SCRIPTS, command_main, config_class
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "docs" / "command-line.md"
-ROBOT_COMMANDS = {
-    "sim",
-    "ports",
-    "setup",
-    "cameras",
-    "udev",
-    "calibrate",
-    "release",
-    "doctor",
-    "teleop",
-    "record",
-    "deploy",
-    "replay",
-}
 
 
 def _rows() -> list[tuple[str, str, list[str], list[str]]]:
@@ -47,7 +35,7 @@ def _rows() -> list[tuple[str, str, list[str], list[str]]]:
 
 def _options(command: str) -> set[str]:
     names = set(option_names(config_class(f"so101-{command}"))) - ALWAYS
-    return names | ({"config_path"} if command in ROBOT_COMMANDS else set())
+    return names | ({"config_path"} if command in RIG_COMMANDS else {"options_path"})
 
 
 def _matches(spelling: str, name: str) -> bool:
@@ -96,3 +84,33 @@ def test_the_checker_catches_a_second_spelling():
     assert _matches("*.overlap", "remote.overlap")
     assert not _matches("*.overlap", "overlapping")
     assert not _matches("--dataset_root", "dataset.root")
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_each_old_spelling_names_an_option_of_the_new_vocabulary(script):
+    module = __import__(command_main(script).__module__, fromlist=["_"])
+    old = {
+        **getattr(module, "OLD_SPELLINGS", {}),
+        **({} if script.removeprefix("so101-") in RIG_COMMANDS else OPTIONS_FILE),
+    }
+    never = {wrong for _, _, _, nevers in ROWS for wrong in nevers}
+    for spelling, new in old.items():
+        if new.split("=", 1)[0] != "--options_path":  # the file flag is the shell's, not an option field
+            assert unknown_option(config_class(script), [new]) is None, (script, new)
+        assert spelling in never or spelling == "--config_path", f"{spelling}: add it to a row's never column"
+
+
+def test_an_old_spelling_becomes_the_new_one_with_a_notice(capsys):
+    old = {"--dry-run": "--dry_run=true", "--config_path": "--options_path"}
+    args = ["--dry-run", "--config_path=a.yaml", "--config_path", "b.yaml", "--dry_run=false", "--x=1"]
+    assert renamed(args, old) == [
+        "--dry_run=true",
+        "--options_path=a.yaml",
+        "--options_path",
+        "b.yaml",
+        "--dry_run=false",
+        "--x=1",
+    ]
+    notices = capsys.readouterr().err.splitlines()
+    assert notices[0] == "notice: --dry-run is now spelled --dry_run; --dry-run is accepted until the next release"
+    assert len(notices) == 3  # one per use

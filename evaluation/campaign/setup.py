@@ -17,10 +17,10 @@ from pathlib import Path
 
 from evaluation.campaign.config import CampaignCommandConfig, CampaignScorer
 from evaluation.campaign.errors import CampaignError
-from evaluation.errors import ConfigError
 from evaluation.campaign.identity import checkpoint_identity
 from evaluation.campaign.manifest import CampaignPolicy, Manifest, manifest_path, read_manifest, write_manifest
 from evaluation.campaign.order import blind_labels, plan_rounds
+from evaluation.errors import ConfigError
 from evaluation.rubric import load_rubric
 
 

@@ -26,7 +26,7 @@ SIGNAL_BASE = 128
 MEANINGS: dict[int, tuple[str, str]] = {
     Exit.DONE: ("done", ""),
     Exit.FAILED: ("failed", "the line on stderr says what, and what to do next"),
-    Exit.USAGE: ("usage", "the command line or a file it names is not valid (nothing ran)"),
+    Exit.USAGE: ("usage", "the command line, or the rig or options file it names, is not valid (nothing ran)"),
     Exit.PARTIAL: ("partly done", "some items failed, the rest are kept (so101-judge: episodes)"),
     Exit.PAUSED: ("paused", "a service is overloaded; the printed command resumes later (so101-judge)"),
 }

@@ -1,6 +1,6 @@
 """Errors of the dataset package (writer and reader). Each says what happened to which dataset and what to do next.
 
-RobotError (robot.errors)
+CommandError (robot/shell/errors.py: printed by every command as its one error line)
 └── DatasetError                    anything about writing or reading a dataset
     ├── UnreadableDatasetError      reading: not a v3.0 dataset, broken metadata, data that disagrees with it
     ├── DatasetExistsError          resume is off but the root already holds a dataset
@@ -22,17 +22,17 @@ RobotError (robot.errors)
 Every error is a plain message (plus, for IncompatibleDatasetError, the list of differences) so it
 pickles across the writer-process boundary unchanged.
 
-Standard library and robot/errors.py only: the reader (reader.py) raises these, and the evaluation
+Standard library and robot/shell/ only: the reader (reader.py) raises these, and the evaluation
 layer, which may import the dataset's leaves only (tests/support/layering.py), catches them.
 """
 
 import errno
 from pathlib import Path
 
-from robot.errors import RobotError
+from robot.shell.errors import CommandError
 
 
-class DatasetError(RobotError):
+class DatasetError(CommandError):
     """Base of every error raised by `teleop.dataset`."""
 
 

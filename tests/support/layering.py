@@ -1,7 +1,7 @@
 """What every layer may import although it sits elsewhere: one list, read by both layer tests.
 
 The command-line shell (robot/shell/); the rig's vocabulary (robot/joints.py: joint names, sides,
-arm and camera roles); the base of its errors (robot/errors.py); and the layout of a dataset folder
+arm and camera roles); and the layout of a dataset folder
 (`DATASET_LAYOUT`: the dataset's names, its feature keys, in teleop/dataset/vocabulary.py; the facts
 we keep beside it, whether they still belong to their episodes, whether LeRobot can open it, the one
 reader of its metadata and data files and the errors it raises, the trim a curation proposes, where
@@ -31,7 +31,4 @@ DATASET_LAYOUT = (
     "teleop.dataset.errors",
     "teleop.dataset.lerobot_format",
 )
-# The base of the rig's and the dataset package's errors (standard library only): teleop.dataset.errors
-# derives from it, so the dataset's errors stay RobotErrors that robot/cli.py prints as one line.
-ERRORS = "robot.errors"
-SHARED = (SHELL, JOINTS, ERRORS, *DATASET_LAYOUT)
+SHARED = (SHELL, JOINTS, *DATASET_LAYOUT)
