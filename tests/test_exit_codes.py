@@ -15,8 +15,7 @@ import pytest
 
 from evaluation.testing.synthetic_dataset import Scenario, write_synthetic_dataset
 from robot.shell.exit_codes import MEANINGS, Exit, stopped_by, table_lines
-from tests.support.command_configs import ROOT, SCRIPTS, command_main
-from tests.test_missing_config_file import file_flag
+from tests.support.command_configs import ROOT, SCRIPTS, command_main, file_flag
 
 PRODUCT = ("robot", "teleop", "policies", "evaluation")
 

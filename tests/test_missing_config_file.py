@@ -7,7 +7,6 @@ its config file itself and a missing file used to end in a FileNotFoundError tra
 so101-judge, -review, -report, -demo and -policy-server.
 """
 
-import dataclasses
 import importlib
 import os
 import tomllib
@@ -16,15 +15,10 @@ from pathlib import Path
 import pytest
 
 from robot.shell.exit_codes import Exit
-from tests.support.command_configs import config_class
+from tests.support.command_configs import file_flag
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-
-
-def file_flag(script: str) -> str:
-    """The flag that names the command's file: the rig file, or its options file."""
-    return "--config_path" if "rig" in {f.name for f in dataclasses.fields(config_class(script))} else "--options_path"
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -69,12 +69,13 @@ def test_deploy_refuses_a_percent_checkpoint_naming_it_and_the_way_on(tiny_act_d
         "degrees (stated with --policy.units)"
     )
     code = deploy_main([f"--config_path={rig_file(tmp_path)}", f"--policy.path={directory}", "--record=false"])
-    out = " ".join(capsys.readouterr().out.split())
+    captured = capsys.readouterr()
+    out = " ".join(captured.err.split())  # the shell's one error line
     assert code == 1
     assert f"{directory} was trained on joints in percent of each joint's range" in out
     assert "at exactly +/-100" in out
     assert out.rstrip().endswith("say so: --policy.units=degrees")
-    assert "loaded on" not in out  # refused before any weights loaded
+    assert "loaded on" not in captured.out  # refused before any weights loaded
 
 
 @pytest.mark.parametrize("stated", ["percent"])
@@ -82,4 +83,4 @@ def test_stating_percent_is_refused_too(tiny_act_dir, stated, tmp_path, capsys):
     args = [f"--config_path={rig_file(tmp_path)}", f"--policy.path={tiny_act_dir}", "--record=false"]
     code = deploy_main([*args, f"--policy.units={stated}"])
     assert code == 1
-    assert "percent of each joint's range (stated with --policy.units)" in " ".join(capsys.readouterr().out.split())
+    assert "percent of each joint's range (stated with --policy.units)" in " ".join(capsys.readouterr().err.split())

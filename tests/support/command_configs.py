@@ -3,6 +3,7 @@
 SCRIPTS["so101-record"]             # "teleop.commands.record:main"
 command_main("so101-record")        # that function
 config_class("so101-record")        # RecordConfig, whose fields are the command's options
+file_flag("so101-judge")            # "--options_path": the flag that names the command's file
 """
 
 import dataclasses
@@ -46,3 +47,9 @@ def config_class(script: str) -> type:
     ]
     assert len(found) == 1, (script, found)
     return found[0]
+
+
+def file_flag(script: str) -> str:
+    """The flag that names the command's file: the rig file (`--config_path`), or its options file."""
+    fields = {f.name for f in dataclasses.fields(config_class(script))}
+    return "--config_path" if "rig" in fields else "--options_path"
