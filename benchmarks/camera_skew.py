@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.cameras.config import VirtualCameraConfig
 from robot.cameras.errors import CameraStaleError
 from robot.cameras.selection import SelectionStrategy
 from robot.cameras.sync import SyncConfig, SyncReader
@@ -40,6 +40,7 @@ from robot.cameras.virtual.camera import VirtualCamera
 from robot.cameras.virtual.joint_sources import fold_source
 from robot.cameras.virtual.scene import VirtualScene
 from robot.cameras.virtual.views import make_renderer
+from robot.joints import CameraRole
 
 TICK_HZ = 30.0
 JITTER_S = 0.002
@@ -93,7 +94,7 @@ def run_trial(
             scene,
             epoch_s,
         )
-        for view in VirtualView
+        for view in CameraRole
     ]
     for camera in cameras:
         camera.connect()
@@ -130,7 +131,7 @@ def render_cost(width: int, height: int, frames: int = 150) -> dict[str, float]:
     now = [0.0]
     scene = VirtualScene(fold_source(lambda: now[0], start_s=0.0), clock=lambda: now[0])
     cost = {}
-    renderers = {view: make_renderer(view, scene.layout, width, height) for view in VirtualView}
+    renderers = {view: make_renderer(view, scene.layout, width, height) for view in CameraRole}
     states = []
     start = time.perf_counter()
     for _ in range(frames):

@@ -23,10 +23,10 @@ import numpy as np
 
 from benchmarks.lerobot_arms import connected_lerobot_arms
 from benchmarks.proc_stats import child_pid
-from robot.cameras.config import CameraConfig, VirtualCameraConfig, VirtualView
+from robot.cameras.config import CameraConfig, VirtualCameraConfig
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.errors import MotorTimeoutError
-from robot.joints import BIMANUAL_KEYS
+from robot.joints import BIMANUAL_KEYS, CameraRole
 from robot.safety.config import ExitMode, SafetyConfig
 from robot.virtual.config import TimingMode, VirtualRigConfig
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 Step = Callable[[], tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]]
 RIG_ID = "bench"
 REALTIME_PRIORITY = RigConfig.__dataclass_fields__["realtime_priority"].default  # our loop's, as so101-record runs it
-VIEWS = {"left_wrist": VirtualView.LEFT_WRIST, "right_wrist": VirtualView.RIGHT_WRIST, "overhead": VirtualView.OVERHEAD}
+VIEWS = {"left_wrist": CameraRole.LEFT_WRIST, "right_wrist": CameraRole.RIGHT_WRIST, "overhead": CameraRole.OVERHEAD}
 
 
 def rig_config(root: Path, cameras: tuple[tuple[str, int, int], ...], fps: int) -> RigConfig:

@@ -52,10 +52,11 @@ from benchmarks.encode_load import encoder_process
 from benchmarks.lerobot_arms import connected_lerobot_arms
 from benchmarks.proc_stats import Meter, child_pid, thread_classes
 from benchmarks.rig_loop_report import BUSY, LEROBOT, OURS, TARGETS, bus_table, machine_table, notes, pacing_table
-from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.cameras.config import VirtualCameraConfig
 from robot.cameras.factory import make_cameras
 from robot.cameras.virtual.joint_sources import fold_source
 from robot.config import BusConfig, CalibrationConfig, RigConfig
+from robot.joints import CameraRole
 from robot.loop_timer import LoopTimer
 from robot.realtime import realtime_thread
 from robot.rig import capture_below
@@ -75,9 +76,9 @@ BUSY_STEP_S = 0.004  # the busy-wait step: a constant amount of loop work, so on
 # otherwise hide what the timer does around the other step.
 STEP_GROUPS = {"our rig tick": (OURS,), "LeRobot's rig tick": (LEROBOT,), "4 ms busy-wait": (BUSY,)}
 CAMERAS = (  # name, view, phase offset (s): three free-running cameras a third of a period apart
-    ("overhead", VirtualView.OVERHEAD, 0.0),
-    ("left_wrist", VirtualView.LEFT_WRIST, 0.011),
-    ("right_wrist", VirtualView.RIGHT_WRIST, 0.022),
+    ("overhead", CameraRole.OVERHEAD, 0.0),
+    ("left_wrist", CameraRole.LEFT_WRIST, 0.011),
+    ("right_wrist", CameraRole.RIGHT_WRIST, 0.022),
 )
 DRAIN_S = 0.05  # pause between blocks before late replies are flushed, s
 SETTLE_S = {"idle": 1.0, "cameras": 1.0, "cameras+encode": 3.0}  # discarded ticks before measuring

@@ -57,6 +57,17 @@ def joint_key(side: Side, joint: str) -> str:
 
 BIMANUAL_KEYS: tuple[str, ...] = tuple(joint_key(side, joint) for side in Side for joint in JOINT_NAMES)
 
-# The cameras the product expects, by where they sit: a wrist camera per side, one above the table.
-# Each is a dataset's video key `observation.images.<role>` and a view the rubrics and the judge speak.
-CAMERA_ROLES: tuple[str, ...] = ("left_wrist", "right_wrist", "overhead")
+
+class CameraRole(StrEnum):
+    """The cameras the product expects, by where they sit: a wrist camera per side, one above the table.
+
+    Each is a dataset's video key `observation.images.<role>`, a view the rubrics and the judge speak,
+    and what a virtual camera looks at (robot/cameras/config.py).
+    """
+
+    LEFT_WRIST = "left_wrist"  # from the left gripper: its jaws, the table, the cloth
+    RIGHT_WRIST = "right_wrist"
+    OVERHEAD = "overhead"  # both arms, the table and the cloth from above
+
+
+CAMERA_ROLES: tuple[str, ...] = tuple(role.value for role in CameraRole)

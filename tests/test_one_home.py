@@ -71,6 +71,16 @@ def _definitions(tree: ast.Module) -> Iterator[tuple[str, str, int]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == "Side":
             yield "Side", "class Side", node.lineno
+        if isinstance(node, ast.ClassDef):  # an enum of the roles is their definition too (`VirtualView` was)
+            members = {
+                statement.value.value
+                for statement in node.body
+                if isinstance(statement, ast.Assign)
+                and isinstance(statement.value, ast.Constant)
+                and isinstance(statement.value.value, str)
+            }
+            if members == CAMERA_ROLES:
+                yield node.name, "the camera roles", node.lineno
 
 
 def definitions(root: Path = ROOT) -> dict[str, list[str]]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from robot.cameras.errors import CameraConfigError
 from robot.config_checks import non_finite_field
+from robot.joints import CameraRole
 
 
 class CameraKind(StrEnum):
@@ -25,14 +26,6 @@ class CameraKind(StrEnum):
 
     OPENCV = "opencv"
     VIRTUAL = "virtual"
-
-
-class VirtualView(StrEnum):
-    """What a virtual camera looks at."""
-
-    OVERHEAD = "overhead"  # both arms, the table and the cloth from above
-    LEFT_WRIST = "left_wrist"  # from the left gripper: its jaws, the table, the cloth
-    RIGHT_WRIST = "right_wrist"
 
 
 def _check(camera: str, name: str, value: object, ok: bool, allowed: str) -> None:
@@ -201,7 +194,7 @@ class VirtualCameraConfig:
     """A synthetic camera rendering the virtual rig, with the faults real cameras have."""
 
     name: str  # key in observations and datasets, e.g. "overhead", "left_wrist"
-    view: VirtualView = VirtualView.OVERHEAD  # what it looks at
+    view: CameraRole = CameraRole.OVERHEAD  # what it looks at
     kind: CameraKind = CameraKind.VIRTUAL
     width: int = 640  # pixels (160x120 keeps tests fast)
     height: int = 480  # pixels
@@ -222,8 +215,8 @@ class VirtualCameraConfig:
             self.name,
             "view",
             self.view,
-            self.view in set(VirtualView),
-            f"one of {[v.value for v in VirtualView]}",
+            self.view in set(CameraRole),
+            f"one of {[v.value for v in CameraRole]}",
         )
         _check_size_and_rate(self.name, self.width, self.height, self.fps)
         period_s = 1.0 / self.fps
@@ -274,7 +267,7 @@ def camera_config_from_dict(entry: Mapping[str, Any]) -> CameraConfig:
         bad = sorted(set(capture) - capture_known)
         raise CameraConfigError(name, f"unknown capture field(s) {bad}; expected {sorted(capture_known)}")
     if "view" in data:
-        data["view"] = VirtualView(data["view"]) if data["view"] in set(VirtualView) else data["view"]
+        data["view"] = CameraRole(data["view"]) if data["view"] in set(CameraRole) else data["view"]
     data["kind"] = CameraKind(data["kind"])
     if capture is not None:
         data["capture"] = CaptureConfig(**capture)

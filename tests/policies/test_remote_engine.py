@@ -246,8 +246,9 @@ class StepLog:
 
 @pytest.fixture
 def camera_rig(tmp_path):
-    from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
+    from robot.cameras.config import CaptureConfig, VirtualCameraConfig
     from robot.config import CalibrationConfig, RigConfig
+    from robot.joints import CameraRole
     from robot.rig import BimanualRig
     from robot.virtual.config import TimingMode, VirtualRigConfig
     from robot.virtual.inprocess import in_process_ports
@@ -260,7 +261,7 @@ def camera_rig(tmp_path):
     # what this test is about (camera staleness has its own tests), so frames may be older than usual.
     lenient = CaptureConfig(max_frame_age_s=5.0)
     cameras = tuple(
-        VirtualCameraConfig(name, VirtualView(name), width=w, height=h, phase_s=0.004 * i, seed=i, capture=lenient)
+        VirtualCameraConfig(name, CameraRole(name), width=w, height=h, phase_s=0.004 * i, seed=i, capture=lenient)
         for i, (name, h, w) in enumerate(TEST_CAMERAS)
     )
     config = RigConfig(

@@ -8,10 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
+from robot.cameras.config import CaptureConfig, VirtualCameraConfig
 from robot.config import BusConfig, CalibrationConfig, RigConfig
 from robot.doctor import Status, run_checks
 from robot.doctor.encode_speed import check_encode_speed, encode_verdict
+from robot.joints import CameraRole
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
 from robot.virtual.precalibrated import write_calibration_files
@@ -24,9 +25,9 @@ CAMERAS = tuple(
     VirtualCameraConfig(name, view, width=160, height=120, phase_s=phase, seed=i, capture=RELAXED)
     for i, (name, view, phase) in enumerate(
         [
-            ("left_wrist", VirtualView.LEFT_WRIST, 0.004),
-            ("right_wrist", VirtualView.RIGHT_WRIST, 0.008),
-            ("overhead", VirtualView.OVERHEAD, 0.012),
+            ("left_wrist", CameraRole.LEFT_WRIST, 0.004),
+            ("right_wrist", CameraRole.RIGHT_WRIST, 0.008),
+            ("overhead", CameraRole.OVERHEAD, 0.012),
         ]
     )
 )

@@ -220,12 +220,13 @@ def test_exit_can_hold_torque(live_model, rig_setup):
 
 
 def small_cameras(**overhead):
-    from robot.cameras.config import VirtualCameraConfig, VirtualView
+    from robot.cameras.config import VirtualCameraConfig
+    from robot.joints import CameraRole
 
     return (
-        VirtualCameraConfig("left_wrist", VirtualView.LEFT_WRIST, width=160, height=120, phase_s=0.004, seed=1),
-        VirtualCameraConfig("right_wrist", VirtualView.RIGHT_WRIST, width=160, height=120, phase_s=0.012, seed=2),
-        VirtualCameraConfig("overhead", VirtualView.OVERHEAD, width=160, height=120, phase_s=0.02, **overhead),
+        VirtualCameraConfig("left_wrist", CameraRole.LEFT_WRIST, width=160, height=120, phase_s=0.004, seed=1),
+        VirtualCameraConfig("right_wrist", CameraRole.RIGHT_WRIST, width=160, height=120, phase_s=0.012, seed=2),
+        VirtualCameraConfig("overhead", CameraRole.OVERHEAD, width=160, height=120, phase_s=0.02, **overhead),
     )
 
 

@@ -5,7 +5,8 @@ RecordingSession(rig, writer, ..., gates=LENIENT)
 CAMERAS                                  # the in-process rig's three small virtual cameras
 """
 
-from robot.cameras.config import CaptureConfig, VirtualCameraConfig, VirtualView
+from robot.cameras.config import CaptureConfig, VirtualCameraConfig
+from robot.joints import CameraRole
 from teleop.quality import QualityGates
 
 
@@ -55,9 +56,9 @@ CAMERAS = tuple(
     VirtualCameraConfig(name, view, width=96, height=72, phase_s=phase, seed=i, capture=PATIENT)
     for i, (name, view, phase) in enumerate(
         [
-            ("left_wrist", VirtualView.LEFT_WRIST, 0.003),
-            ("right_wrist", VirtualView.RIGHT_WRIST, 0.006),
-            ("overhead", VirtualView.OVERHEAD, 0.009),
+            ("left_wrist", CameraRole.LEFT_WRIST, 0.003),
+            ("right_wrist", CameraRole.RIGHT_WRIST, 0.006),
+            ("overhead", CameraRole.OVERHEAD, 0.009),
         ]
     )
 )

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from robot.cameras.config import VirtualView
 from robot.cameras.virtual.scene import VirtualScene
 from robot.cameras.virtual.views import make_renderer
-from robot.joints import BIMANUAL_KEYS, CAMERA_ROLES, JOINT_NAMES, Side
+from robot.joints import BIMANUAL_KEYS, CAMERA_ROLES, JOINT_NAMES, CameraRole, Side
 from teleop.dataset.sidecar import write_timing
 from teleop.dataset.vocabulary import camera_key
 
@@ -85,7 +84,7 @@ def render_views(states: np.ndarray) -> dict[str, np.ndarray]:
     positions: dict[str, float] = {}
     now_s = [0.0]
     scene = VirtualScene(lambda: positions, clock=lambda: now_s[0])
-    renderers = {view: make_renderer(VirtualView(view), scene.layout, WIDTH, HEIGHT) for view in CAMERA_ROLES}
+    renderers = {view: make_renderer(CameraRole(view), scene.layout, WIDTH, HEIGHT) for view in CAMERA_ROLES}
     frames: dict[str, list[np.ndarray]] = {view: [] for view in CAMERA_ROLES}
     for index, state in enumerate(states):
         positions.update(zip(BIMANUAL_KEYS, (float(v) for v in state), strict=True))

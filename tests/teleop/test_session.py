@@ -7,9 +7,9 @@ tests use the real one; here a double records what the session asks of it.
 import numpy as np
 import pytest
 
-from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.cameras.config import VirtualCameraConfig
 from robot.control_loop import ControlLoop
-from robot.joints import BIMANUAL_KEYS
+from robot.joints import BIMANUAL_KEYS, CameraRole
 from robot.virtual.rig_model import VirtualRigModel
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import Key
@@ -123,7 +123,7 @@ def test_dropped_camera_frames_are_counted_exactly_and_the_episode_is_recorded_a
         *CAMERAS[:2],
         VirtualCameraConfig(
             "overhead",
-            VirtualView.OVERHEAD,
+            CameraRole.OVERHEAD,
             width=96,
             height=72,
             phase_s=0.009,

@@ -7,11 +7,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from robot.cameras.config import VirtualView
 from robot.cameras.virtual.drawing import FLOOR_RGB, WALL_RGB, draw_arm, draw_cloth, draw_table
 from robot.cameras.virtual.projection import PinholeView, focal_for_fov, look_at
 from robot.cameras.virtual.scene import SceneLayout, SceneState
-from robot.joints import Side
+from robot.joints import CameraRole, Side
 
 Renderer = Callable[[SceneState], np.ndarray]
 
@@ -78,14 +77,14 @@ class WristRenderer:
         return image
 
 
-def make_renderer(view: VirtualView, layout: SceneLayout, width: int, height: int) -> Renderer:
+def make_renderer(view: CameraRole, layout: SceneLayout, width: int, height: int) -> Renderer:
     """The renderer for a viewpoint."""
     match view:
-        case VirtualView.OVERHEAD:
+        case CameraRole.OVERHEAD:
             return OverheadRenderer(layout, width, height)
-        case VirtualView.LEFT_WRIST:
+        case CameraRole.LEFT_WRIST:
             return WristRenderer(layout, Side.LEFT, width, height)
-        case VirtualView.RIGHT_WRIST:
+        case CameraRole.RIGHT_WRIST:
             return WristRenderer(layout, Side.RIGHT, width, height)
         case _:
-            raise ValueError(f"unknown virtual view {view!r}; expected one of {[v.value for v in VirtualView]}")
+            raise ValueError(f"unknown virtual view {view!r}; expected one of {[v.value for v in CameraRole]}")

@@ -12,10 +12,10 @@ from policies.errors import NonFiniteActionError
 from policies.source import PolicySource
 from policies.testing.scripted_predictor import ScriptedPredictor, wave
 from policies.testing.tiny_policies import TEST_CAMERAS, write_tiny_act
-from robot.cameras.config import VirtualCameraConfig, VirtualView
+from robot.cameras.config import VirtualCameraConfig
 from robot.config import CalibrationConfig, RigConfig
 from robot.control_loop import ControlLoop
-from robot.joints import BIMANUAL_KEYS
+from robot.joints import BIMANUAL_KEYS, CameraRole
 from robot.rig import BimanualRig
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
@@ -142,9 +142,9 @@ def test_a_nan_in_a_served_action_raises_even_if_an_engine_let_it_through():
 
 def small_cameras() -> tuple[VirtualCameraConfig, ...]:
     views = {
-        "left_wrist": VirtualView.LEFT_WRIST,
-        "right_wrist": VirtualView.RIGHT_WRIST,
-        "overhead": VirtualView.OVERHEAD,
+        "left_wrist": CameraRole.LEFT_WRIST,
+        "right_wrist": CameraRole.RIGHT_WRIST,
+        "overhead": CameraRole.OVERHEAD,
     }
     return tuple(
         VirtualCameraConfig(name, views[name], width=width, height=height, phase_s=0.004 * (i + 1), seed=i)

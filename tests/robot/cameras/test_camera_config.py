@@ -7,7 +7,6 @@ from robot.cameras.config import (
     CaptureConfig,
     OpenCVCameraConfig,
     VirtualCameraConfig,
-    VirtualView,
     camera_config_from_dict,
 )
 from robot.cameras.errors import CameraConfigError
@@ -15,6 +14,7 @@ from robot.cameras.factory import make_camera, make_cameras
 from robot.cameras.opencv_camera import OpenCVCamera
 from robot.cameras.virtual.camera import VirtualCamera
 from robot.cameras.virtual.joint_sources import constant_source
+from robot.joints import CameraRole
 from tests.robot.cameras.camera_test_support import virtual_config
 
 
@@ -62,7 +62,7 @@ def test_config_from_a_rig_file_entry() -> None:
     virtual = camera_config_from_dict(
         {"kind": "virtual", "name": "left_wrist", "view": "left_wrist", "capture": {"max_frame_age_s": 0.5}}
     )
-    assert virtual.view is VirtualView.LEFT_WRIST
+    assert virtual.view is CameraRole.LEFT_WRIST
     assert virtual.capture.max_frame_age_s == 0.5
     with pytest.raises(CameraConfigError, match="kind='usb' is not allowed"):
         camera_config_from_dict({"kind": "usb", "name": "x"})
@@ -75,7 +75,7 @@ def test_config_from_a_rig_file_entry() -> None:
 def test_factory_builds_each_kind() -> None:
     configs = [
         virtual_config("overhead"),
-        virtual_config("left_wrist", view=VirtualView.LEFT_WRIST),
+        virtual_config("left_wrist", view=CameraRole.LEFT_WRIST),
         OpenCVCameraConfig(name="right_wrist", device="/dev/video4"),
     ]
     cameras = make_cameras(configs, joint_source=constant_source())

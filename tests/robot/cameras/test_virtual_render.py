@@ -3,13 +3,12 @@
 import numpy as np
 import pytest
 
-from robot.cameras.config import VirtualView
 from robot.cameras.virtual.drawing import CLOTH_UNDER_RGB, PRINTED_RGB
 from robot.cameras.virtual.joint_sources import FOLD_DURATION_S, constant_source, fold_source, ready_pose
 from robot.cameras.virtual.kinematics import arm_pose
 from robot.cameras.virtual.scene import SceneLayout, VirtualScene
 from robot.cameras.virtual.views import make_renderer
-from robot.joints import JOINT_NAMES, Side
+from robot.joints import JOINT_NAMES, CameraRole, Side
 
 ZERO = dict.fromkeys(JOINT_NAMES, 0.0)
 
@@ -46,7 +45,7 @@ def test_views_render_rgb_images_that_follow_the_arms() -> None:
     now = [0.0]
     positions = ready_pose()
     scene = VirtualScene(lambda: positions, clock=lambda: now[0])
-    renderers = {view: make_renderer(view, scene.layout, 160, 120) for view in VirtualView}
+    renderers = {view: make_renderer(view, scene.layout, 160, 120) for view in CameraRole}
     before = {view: render(scene.observe()) for view, render in renderers.items()}
     for view, image in before.items():
         assert (image.shape, image.dtype) == ((120, 160, 3), np.uint8), view
@@ -54,13 +53,13 @@ def test_views_render_rgb_images_that_follow_the_arms() -> None:
     positions.update({"left_shoulder_pan.pos": 40.0, "right_gripper.pos": 100.0, "left_wrist_flex.pos": 60.0})
     now[0] += 0.1
     after = {view: render(scene.observe()) for view, render in renderers.items()}
-    for view in VirtualView:
+    for view in CameraRole:
         assert not np.array_equal(before[view], after[view]), view
 
 
 def test_overhead_view_shows_both_arms() -> None:
     scene = VirtualScene(constant_source())
-    image = make_renderer(VirtualView.OVERHEAD, scene.layout, 320, 240)(scene.observe())
+    image = make_renderer(CameraRole.OVERHEAD, scene.layout, 320, 240)(scene.observe())
     printed = np.all(np.abs(image.astype(int) - PRINTED_RGB) < 30, axis=2)
     assert printed[:, :160].sum() > 50
     assert printed[:, 160:].sum() > 50
@@ -69,7 +68,7 @@ def test_overhead_view_shows_both_arms() -> None:
 def test_closed_grippers_fold_the_cloth() -> None:
     now = [0.0]
     scene = VirtualScene(fold_source(lambda: now[0], start_s=0.0), clock=lambda: now[0])
-    render = make_renderer(VirtualView.OVERHEAD, scene.layout, 320, 240)
+    render = make_renderer(CameraRole.OVERHEAD, scene.layout, 320, 240)
     flat = scene.observe()
     corner = flat.cloth[0, 0].copy()  # near-left corner, where the left gripper grasps
     underside = np.all(render(flat) == CLOTH_UNDER_RGB, axis=2).sum()
