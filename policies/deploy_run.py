@@ -133,13 +133,15 @@ def episode_writer(
 @contextmanager
 def keys_and_pedal(correction: CorrectionConfig) -> Iterator[KeyReader]:
     """The terminal's keys, with the foot pedal's take-over among them when there is one."""
-    with KeyReader() as keys:
-        if correction.pedal_device is None:
+    if correction.pedal_device is None:
+        with KeyReader() as keys:
             yield keys
-            return
-        with PedalReader(correction.pedal_device, {correction.pedal_key: Key.TAKE_OVER}) as pedal:
-            keys.extra = pedal.poll
-            yield keys
+        return
+    with (
+        PedalReader(correction.pedal_device, {correction.pedal_key: Key.TAKE_OVER}) as pedal,
+        KeyReader(extra=pedal.poll) as keys,
+    ):
+        yield keys
 
 
 def say(console: Console) -> Callable[[str], None]:

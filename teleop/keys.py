@@ -92,14 +92,15 @@ def parse(data: bytes) -> list[Key]:
 class KeyReader:
     """Reads keys from a terminal in the background; a context manager that restores the terminal."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, extra: Callable[[], list[Key]] = list) -> None:
+        """`extra`: more keys polled with the terminal's (a foot pedal's: teleop/pedal.py)."""
         self._stream = stream if stream is not None else sys.stdin
         self._queue: queue.Queue[Key] = queue.Queue()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._saved: list | None = None
         self.enabled = False
-        self.extra: Callable[[], list[Key]] = list  # more keys polled with these (a foot pedal: teleop/pedal.py)
+        self._extra = extra
 
     def __enter__(self) -> "KeyReader":
         try:
@@ -132,7 +133,7 @@ class KeyReader:
             try:
                 keys.append(self._queue.get_nowait())
             except queue.Empty:
-                return keys + self.extra()
+                return keys + self._extra()
 
     def _run(self, fd: int) -> None:
         while not self._stop.is_set():

@@ -69,8 +69,8 @@ class RunPlan:
     failures: Mapping[type[Exception], str] = field(default_factory=dict)
     # More step hooks on the loop (the live view), run after the session's
     hooks: tuple[StepHook, ...] = ()
-    # More status text after the session's (the policy's inference), asked every tick
-    status_extra: Callable[[], str] | None = None
+    # More status text after the session's (the policy's inference), asked every tick with the run's source
+    status_extra: Callable[[RecordedSource], str] | None = None
     # Live scores typed when a rollout ends (so101-deploy --live_scores.enabled=true)
     scorer: LiveScorer | None = None
     # An episode ends when the source stops being engaged (each correction one episode)
@@ -165,4 +165,4 @@ class _SessionStatus:
     def on_step(self, step: Step) -> None:
         text = self.run.session.status(step.tick.start_s)
         extra = self.run.plan.status_extra
-        self.run.status.extra = f"{text}  {extra()}" if extra is not None else text
+        self.run.status.extra = f"{text}  {extra(self.run.source)}" if extra is not None else text

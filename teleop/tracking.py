@@ -2,6 +2,7 @@
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,15 +40,21 @@ class TrackingStats:
 
 
 class TrackingHook:
-    """Collects tracking errors once `active` (e.g. after the followers engaged)."""
+    """Collects tracking errors while `active()` (e.g. once the followers engaged the leaders)."""
 
-    def __init__(self, skip_ticks: int = 0, late_tolerance_s: float = 0.008, step_budget_s: float = 0.015) -> None:
+    def __init__(
+        self,
+        skip_ticks: int = 0,
+        late_tolerance_s: float = 0.008,
+        step_budget_s: float = 0.015,
+        active: Callable[[], bool] = lambda: True,
+    ) -> None:
         """`step_budget_s`: how long after its start a step may finish (read, safety, write) and count."""
         self.late_tolerance_s = late_tolerance_s
         self.step_budget_s = step_budget_s
         self._late = 0
         self.skip_ticks = skip_ticks
-        self.active = True
+        self.active = active
         self._previous_sent: dict[str, float] | None = None
         self._errors: deque[np.ndarray] = deque()
         self._max_step = np.zeros(0)
@@ -59,7 +66,7 @@ class TrackingHook:
         """Compare this tick's observed followers with last tick's command."""
         state = step.observation.state()
         on_time = step.tick.skipped == 0 and step.tick.late_s <= self.late_tolerance_s
-        if self._previous_sent is not None and self.active and not step.stale_observation:
+        if self._previous_sent is not None and self.active() and not step.stale_observation:
             self._seen += 1
             if self._seen > self.skip_ticks:
                 moved = np.abs([step.sent[k] - self._previous_sent[k] for k in self._keys])

@@ -165,7 +165,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 GestureConfig(enabled=False),
                 noun="rollout",
                 failures={InferenceError: POLICY_FAILED},
-                status_extra=lambda: status_text(policy, run.source, highlights),
+                status_extra=partial(status_text, policy, highlights=highlights),
                 scorer=LiveScorer(config.live_scores, config.dataset.folder(), on_event=say(console)),
                 end_when_disengaged=config.correction.record is CorrectionRecording.CORRECTIONS_ONLY,
                 highlights=highlights,

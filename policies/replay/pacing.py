@@ -1,20 +1,17 @@
 """Pacing a replay: real time at the dataset's rate, or as fast as the stack can go.
 
-    loop = ControlLoop(rig, source)
-    pace(loop, Pace.FAST)        # the loop's timer runs on a clock that only its own sleeps move
+    loop = ControlLoop(rig, source, **pacing(Pace.FAST))   # its timer on a clock only its own sleeps move
 
-As fast as possible reuses the loop unchanged: its `LoopTimer` gets a `SimulatedClock` whose
-`sleep` advances the clock instead of waiting. Deadlines stay on the dataset's grid (tick k is due
+As fast as possible builds the same loop: its `LoopTimer` runs on a `SimulatedClock` whose `sleep`
+advances the clock instead of waiting. Deadlines stay on the dataset's grid (tick k is due
 at k / fps on that clock), nothing ever sleeps, and no tick is late or skipped, so the frame a tick
 replays is the same in both paces. Everything else (bus I/O, the safety layer's own timing, the
 hooks) runs on real time, as it would at real-time pace.
 """
 
 import time
+from collections.abc import Callable
 from enum import StrEnum
-
-from robot.control_loop import ControlLoop
-from robot.loop_timer import LoopTimer
 
 
 class Pace(StrEnum):
@@ -39,8 +36,9 @@ class SimulatedClock:
         self.now_s += max(0.0, seconds)
 
 
-def pace(loop: ControlLoop, mode: Pace) -> None:
-    """Set how `loop` is paced (call before `run`)."""
+def pacing(mode: Pace) -> dict[str, Callable]:
+    """The clock and sleep a `ControlLoop` is built with for `mode` (real time: the loop's own)."""
     if mode is Pace.FAST:
         clock = SimulatedClock()
-        loop.timer = LoopTimer(loop.timer.fps, clock=clock, sleep=clock.sleep)
+        return {"clock": clock, "sleep": clock.sleep}
+    return {}

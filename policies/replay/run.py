@@ -28,7 +28,7 @@ from policies.replay.dry import dry_calibrations, start_pose
 from policies.replay.errors import ReplayError
 from policies.replay.frames import EpisodeFrames
 from policies.replay.log import TickLog
-from policies.replay.pacing import pace
+from policies.replay.pacing import pacing
 from policies.replay.plan import EpisodeRun, ReplayPlan, ReplayRun, Target
 from policies.replay.policy import ReplayPolicy
 from policies.replay.sources import EaseInSource, PolicyReplaySource, RecordedActionSource
@@ -249,8 +249,7 @@ class Replayer:
             log = TickLog(rig, frame=lambda: source.frame, facts=lambda: getattr(source, "facts", None))
             key_hook = KeyHook(keys, rig, done) if keys is not None and keys.enabled else None
             hooks = [log] if key_hook is None else [log, key_hook]
-            loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=realtime_priority)
-            pace(loop, plan.pace)
+            loop = ControlLoop(rig, source, hooks=hooks, realtime_priority=realtime_priority, **pacing(plan.pace))
             self.on_event(f"episode {data.info.index}: replaying {data.info.length} frames at {plan.fit.fps:g} fps")
             stopped_by = "done"
             start = time.monotonic()

@@ -90,10 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 class _Keys:
     """A step hook: q stops the loop, e e-stops now; the status line says whether the followers follow yet."""
 
-    def __init__(
-        self, keys: KeyReader, rig: BimanualRig, source: LeaderSource, tracking: TrackingHook, status: StatusLine
-    ) -> None:
-        self.keys, self.rig, self.source, self.tracking, self.status = keys, rig, source, tracking, status
+    def __init__(self, keys: KeyReader, rig: BimanualRig, source: LeaderSource, status: StatusLine) -> None:
+        self.keys, self.rig, self.source, self.status = keys, rig, source, status
         self.stop = StopFlag()  # the loop's (it is built after this hook)
         self.quit = False
 
@@ -104,7 +102,6 @@ class _Keys:
             elif key is Key.STOP:
                 self.quit = True
                 self.stop.set()
-        self.tracking.active = self.source.engaged
         self.status.extra = "following" if self.source.engaged else "ramping to the leaders"
 
 
@@ -112,12 +109,12 @@ def _teleoperate(
     config: TeleopConfig, rig: BimanualRig, keys: KeyReader, console: Console, stops: StopSignals
 ) -> dict[str, Any]:
     source = LeaderSource(rig)
-    tracking = TrackingHook(skip_ticks=config.rig.fps)  # judge tracking after a settling second
-    tracking.active = False
+    # Judged once the followers follow the leaders, after a settling second.
+    tracking = TrackingHook(skip_ticks=config.rig.fps, active=lambda: source.engaged)
     status = StatusLine(
         rig, console, hints="q stop  e e-stop  Ctrl-C stop safely" if keys.enabled else "Ctrl-C: stop safely"
     )
-    watch = _Keys(keys, rig, source, tracking, status)
+    watch = _Keys(keys, rig, source, status)
     with live_view_hooks(config.view, console.print) as view:
         hooks = [watch, tracking, *view] + ([] if config.json else [status])
         loop = ControlLoop(

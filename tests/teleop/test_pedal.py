@@ -34,8 +34,7 @@ def poll_until(reader: KeyReader, count: int, timeout_s: float = 5.0) -> list[Ke
 def test_each_press_of_the_pedal_key_is_one_take_over_among_the_keys(tmp_path: Path):
     fifo = tmp_path / "event-kbd"
     os.mkfifo(fifo)
-    with KeyReader(stream=None) as keys, PedalReader(fifo, {"KEY_A": Key.TAKE_OVER}) as pedal:
-        keys.extra = pedal.poll
+    with PedalReader(fifo, {"KEY_A": Key.TAKE_OVER}) as pedal, KeyReader(stream=None, extra=pedal.poll) as keys:
         with open(fifo, "wb", buffering=0) as device:
             a, b = KEY_CODES["KEY_A"], KEY_CODES["KEY_B"]
             # press, auto-repeat, release, a sync, another key, then a press split across two writes
