@@ -29,9 +29,10 @@ from teleop.dataset.spill import SpillingWriter
 from teleop.highlight import HighlightConfig, Highlights
 from teleop.keys import Key, KeyReader
 from teleop.pedal import PedalReader
-from teleop.recording_run import RecordedSource, RunOutcome, RunPlan
+from teleop.recording_run import RunOutcome, RunPlan
 from teleop.run_report import card_table, describe_saves, rollout_next_steps
 from teleop.session import RecordingSession, SessionConfig
+from teleop.session_links import RecordedSource
 from teleop.table_writer import table_writer
 
 
@@ -125,7 +126,7 @@ def episode_writer(
     """
     if highlights is not None:
         return SpillingWriter(writer, round(2 * highlights.config.keep_s * highlights.fps))
-    if opened is None or plan.end_when_disengaged:
+    if opened is None or plan.rules.end_when_disengaged:
         return writer
     return table_writer(writer, rig, found, dataset_key=dataset_key, operator=False, first_index=opened.episodes)
 

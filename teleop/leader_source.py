@@ -34,7 +34,7 @@ class LeaderSource:
         return observation.leader_action()
 
     def step_facts(self, step: object) -> dict[str, float]:
-        """No per-frame facts beyond the recording's own (teleop/recording_run.py's RecordedSource)."""
+        """No per-frame facts beyond the recording's own (teleop/session_links.py's SessionSource)."""
         return {}
 
     def on_key(self, key: object) -> None:

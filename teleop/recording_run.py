@@ -17,53 +17,28 @@ session can end the loop after its last save without a handle set later.
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from rich.console import Console
 
-from robot.control_loop import ActionSource, ControlLoop, Step, StepHook
+from robot.control_loop import ControlLoop, Step, StepHook
 from robot.rig import BimanualRig
 from robot.signals import StopSignals
 from robot.stop_flag import StopFlag
-from teleop.gesture import GestureConfig, GestureDetector
-from teleop.highlight import Highlights
 from teleop.keys import HINTS, Key, KeyReader
-from teleop.live_scoring import LiveScorer
-from teleop.quality import QualityGates
+from teleop.quality import QualityCard
 from teleop.run_report import card_table
 from teleop.session import EpisodeWriter, RecordingSession, SessionConfig
+from teleop.session_links import EpisodeRules, RecordedSource
 from teleop.session_run import run_session
 from teleop.status_line import StatusLine
 from teleop.stop_reason import StopKind, StopReason
-
-
-class RecordedSource(ActionSource, Protocol):
-    """An action source a recording run can follow: it says when it drives the arms, and what to keep."""
-
-    @property
-    def engaged(self) -> bool:
-        """Whether the source drives the followers now (an episode starts only then)."""
-        ...
-
-    def step_facts(self, step: Step) -> Mapping[str, float]:
-        """Per-frame facts for the dataset's sidecar (never features); {} when there are none."""
-        ...
-
-    def on_key(self, key: Key) -> None:
-        """A key the session does not handle (a rollout's take-over); most sources ignore them."""
-        ...
-
-    def episode_notes(self) -> Mapping[str, object]:
-        """More facts for the quality card of the episode being saved; {} when there are none."""
-        ...
 
 
 @dataclass(frozen=True)
 class RunPlan:
     """What a command decides about its run beyond the session's options."""
 
-    gates: QualityGates  # so101-record re-records an episode that fails them; so101-deploy only marks it
-    gesture: GestureConfig  # the leaders' squeeze that starts and ends an episode (off for a policy)
+    rules: EpisodeRules  # how an episode starts, ends and is judged
     noun: str = "episode"  # what the summary calls an episode ("rollout")
     # Errors of the command's own that end the run (a policy's), each with a message template ("{error}")
     failures: Mapping[type[Exception], str] = field(default_factory=dict)
@@ -71,12 +46,6 @@ class RunPlan:
     hooks: tuple[StepHook, ...] = ()
     # More status text after the session's (the policy's inference), asked every tick with the run's source
     status_extra: Callable[[RecordedSource], str] | None = None
-    # Live scores typed when a rollout ends (so101-deploy --live_scores.enabled=true)
-    scorer: LiveScorer | None = None
-    # An episode ends when the source stops being engaged (each correction one episode)
-    end_when_disengaged: bool = False
-    # No episode until k, which keeps the last seconds (so101-deploy --mode=highlight)
-    highlights: Highlights | None = None
 
 
 @dataclass(frozen=True)
@@ -106,19 +75,11 @@ class RecordingRun:
             rig,
             writer,
             session_config,
-            plan.gates,
-            GestureDetector(plan.gesture),
-            keys=keys.poll,
-            engaged=self._engaged,
-            on_card=lambda card: console.print(card_table([card])),
-            on_event=console.print,
-            stop_loop=stop.set,
-            step_facts=self._step_facts,
-            on_key=self._on_key,
-            episode_notes=self._episode_notes,
-            scorer=plan.scorer,
-            end_when_disengaged=plan.end_when_disengaged,
-            highlights=plan.highlights,
+            plan.rules,
+            source=_TheRunsSource(self),
+            keys=keys,
+            out=_ConsoleOutput(console),
+            stop=stop,
         )
         self.source = source_for(self.session)
         self.status = StatusLine(rig, console, hints=HINTS if keys.enabled else "Ctrl-C: stop")
@@ -134,8 +95,8 @@ class RecordingRun:
             SignalStop: a second signal escalated to an e-stop (the writer finishes a save on its own).
         """
         reason = run_session(self.loop, self.session, self.status, self.plan.failures, stops=stops)
-        if self.plan.scorer is not None:
-            self.plan.scorer.drop()  # a rollout still waiting for its score stays unscored (said so)
+        if self.plan.rules.scorer is not None:
+            self.plan.rules.scorer.drop()  # a rollout still waiting for its score stays unscored (said so)
         with stops.finishing():  # a second signal cuts the wait short and leaves the save to the writer
             self.session.wait_for_save()
         failed_save = self.session.save_failure
@@ -143,17 +104,44 @@ class RecordingRun:
             reason = StopReason(StopKind.SAVE, f"the failed save of {self.plan.noun} {failed_save.index}")
         return RunOutcome(reason, self.session)
 
-    def _engaged(self) -> bool:
-        return self.source.engaged
 
-    def _step_facts(self, step: Step) -> Mapping[str, float]:
-        return self.source.step_facts(step)
+class _TheRunsSource:
+    """The session's source: whichever the run follows now (built for the session, so after it)."""
 
-    def _on_key(self, key: Key) -> None:
-        self.source.on_key(key)
+    def __init__(self, run: RecordingRun) -> None:
+        self.run = run
 
-    def _episode_notes(self) -> Mapping[str, object]:
-        return self.source.episode_notes()
+    @property
+    def engaged(self) -> bool:
+        """Whether the run's source drives the followers now."""
+        return self.run.source.engaged
+
+    def step_facts(self, step: Step) -> Mapping[str, float]:
+        """The run's source's per-frame facts."""
+        return self.run.source.step_facts(step)
+
+    def on_key(self, key: Key) -> None:
+        """A key for the run's source."""
+        self.run.source.on_key(key)
+
+    def episode_notes(self) -> Mapping[str, object]:
+        """The run's source's notes for the episode's card."""
+        return self.run.source.episode_notes()
+
+
+class _ConsoleOutput:
+    """The session's cards and news on the console."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def card(self, card: QualityCard) -> None:
+        """A saved episode's quality card, as a table."""
+        self.console.print(card_table([card]))
+
+    def event(self, text: str) -> None:
+        """A line of news."""
+        self.console.print(text)
 
 
 class _SessionStatus:

@@ -15,7 +15,7 @@ except the save's outcome (see `episode_save.py`).
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol
@@ -26,14 +26,15 @@ from robot.config_checks import reject_non_finite
 from robot.control_loop import Step
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
+from robot.stop_flag import StopFlag
 from teleop.dataset.errors import ShortVideoError
 from teleop.episode_save import BackgroundSave, UnsavedEpisode
 from teleop.gesture import GestureDetector
-from teleop.highlight import Highlights, Tick, tick_of
+from teleop.highlight import Tick, tick_of
 from teleop.keys import Key
-from teleop.live_scoring import LiveScorer
-from teleop.quality import QualityCard, QualityGates, quality_card
+from teleop.quality import QualityCard, quality_card
 from teleop.recorder import EpisodeRecorder
+from teleop.session_links import NO_KEYS, SILENT, EpisodeRules, KeySource, SessionOutput, SessionSource
 
 logger = logging.getLogger(__name__)
 
@@ -103,40 +104,29 @@ class RecordingSession:
         rig: BimanualRig,
         writer: EpisodeWriter,
         config: SessionConfig,
-        gates: QualityGates,
-        gesture: GestureDetector,
+        rules: EpisodeRules,
         *,
-        keys: Callable[[], list[Key]] = list,
-        engaged: Callable[[], bool] = lambda: True,
-        on_card: Callable[[QualityCard], None] = lambda card: None,
-        on_event: Callable[[str], None] = lambda text: None,
-        stop_loop: Callable[[], None] = lambda: None,
-        step_facts: Callable[[Step], Mapping[str, float]] | None = None,
-        on_key: Callable[[Key], None] = lambda key: None,
-        episode_notes: Callable[[], Mapping[str, object]] = dict,
-        scorer: LiveScorer | None = None,
-        end_when_disengaged: bool = False,
-        highlights: Highlights | None = None,
+        source: SessionSource,
+        keys: KeySource = NO_KEYS,
+        out: SessionOutput = SILENT,
+        stop: StopFlag | None = None,
     ) -> None:
+        """`stop`: the loop's flag, set when the session is done (the loop is built with the same flag)."""
         self.rig = rig
         self.writer = writer
         self.config = config
         self.fps = rig.config.fps
-        self.gates = gates
-        self.gesture = gesture
+        self.gates = rules.gates
+        self.gesture = GestureDetector(rules.gesture)
         self.keys = keys
-        self.engaged = engaged
-        self.on_card = on_card
-        self.on_event = on_event
-        self.stop_loop = stop_loop
-        self.step_facts = step_facts
-        self.on_key = on_key  # keys the session does not handle itself (a rollout's take-over)
-        self.episode_notes = episode_notes  # more facts for an episode's quality card (its handovers)
-        self.scorer = scorer  # live scores typed when a rollout ends: the next episode waits for them
+        self.source = source  # keys the session does not handle go to it (a rollout's take-over)
+        self.out = out
+        self.stop = stop if stop is not None else StopFlag()
+        self.scorer = rules.scorer  # live scores typed when a rollout ends: the next episode waits for them
         self._finish_when_scored = False
         # An episode is exactly the time the source is engaged (a correction, in corrections-only mode)
-        self.end_when_disengaged = end_when_disengaged
-        self.highlights = highlights  # k keeps the last seconds and what follows (no episode otherwise)
+        self.end_when_disengaged = rules.end_when_disengaged
+        self.highlights = rules.highlights  # k keeps the last seconds and what follows (no episode otherwise)
         self.phase = Phase.READY
         self.paused = False
         self.recorded = 0  # episodes of this run that are durable on disk (their save returned)
@@ -162,7 +152,7 @@ class RecordingSession:
         now = step.tick.start_s
         leaders = step.observation.leader_action() if step.observation.leaders else {}
         squeezed = bool(leaders) and self.gesture.update(leaders, now)
-        for key in self.keys():
+        for key in self.keys.poll():
             self._on_key(key, now)
         if self._finish_when_scored and not self._scoring():
             self._finish()
@@ -171,15 +161,15 @@ class RecordingSession:
         if self.phase is Phase.RECORDING:
             if squeezed:
                 self._end_episode(now, keep=True)
-            elif self.end_when_disengaged and not self.engaged():
+            elif self.end_when_disengaged and not self.source.engaged:
                 self._end_episode(now, keep=True)  # a correction handed back: it was one episode
-            elif not self.paused and self.engaged():
+            elif not self.paused and self.source.engaged:
                 self._record(step)
                 if self._recorder is not None and len(self._recorder.log.starts_s) >= self._episode_frames:
                     self._end_episode(now, keep=True)
-        elif self.phase in (Phase.READY, Phase.RESET) and (self.start_due(now) or squeezed) and self.engaged():
+        elif self.phase in (Phase.READY, Phase.RESET) and (self.start_due(now) or squeezed) and self.source.engaged:
             self._try_start(now)
-        elif self.highlights is not None and self.engaged():
+        elif self.highlights is not None and self.source.engaged:
             self.highlights.remember(self._tick(step))
 
     def start_due(self, now: float) -> bool:
@@ -226,7 +216,7 @@ class RecordingSession:
                     self._try_start(now)
             case _:
                 if self.scorer is None or not self.scorer.on_key(key):
-                    self.on_key(key)
+                    self.source.on_key(key)
 
     # --- transitions -------------------------------------------------------------------------
 
@@ -237,7 +227,7 @@ class RecordingSession:
         if self._save is not None or self._scoring():
             return  # the previous episode is still being made durable, or scored
         self.episode_index = self.writer.begin_episode(self.config.task)
-        self._recorder = EpisodeRecorder(self.writer, self.rig.cameras, self.step_facts)
+        self._recorder = EpisodeRecorder(self.writer, self.rig.cameras, self.source.step_facts)
         self._recorded_s = 0.0
         self._events_mark = len(self.rig.counters.events)
         self._held_mark = self.rig.counters.held_ticks
@@ -277,14 +267,14 @@ class RecordingSession:
         if not keep or len(recorder.log.starts_s) < 2:
             self.writer.discard_episode()
             logger.info("episode %d discarded; it will be recorded again", index)
-            self.on_event(f"episode {index} discarded: it will be recorded again")
+            self.out.event(f"episode {index} discarded: it will be recorded again")
         else:
             card = quality_card(index, recorder.log, self.fps, self.gates)
             self.cards.append(card)
-            self.on_card(card)
+            self.out.card(card)
             if card.verdict == "rerecord":
                 self.writer.discard_episode()
-                self.on_event(f"episode {index} failed its quality gates and is discarded: it will be recorded again")
+                self.out.event(f"episode {index} failed its quality gates and is discarded: it will be recorded again")
             else:
                 self._start_save(card)  # the session ends once the last episode is durable (`_collect_save`)
                 if self.scorer is not None:
@@ -293,7 +283,7 @@ class RecordingSession:
         self._maybe_finish()
 
     def _start_save(self, card: QualityCard) -> None:
-        writer, quality = self.writer, card.as_dict() | dict(self.episode_notes())
+        writer, quality = self.writer, card.as_dict() | dict(self.source.episode_notes())
         self._save = BackgroundSave(card, lambda: writer.save_episode(quality))
 
     def _collect_save(self, timeout_s: float = 0.0) -> None:
@@ -318,10 +308,10 @@ class RecordingSession:
         self.cards = [replace(card, verdict="not saved") if card is save.card else card for card in self.cards]
         logger.error("episode %d is not saved: %s", unsaved.index, reason)
         if retry and self.phase is not Phase.DONE:
-            self.on_event(f"episode {unsaved.index} is NOT saved and will be recorded again: {reason}")
+            self.out.event(f"episode {unsaved.index} is NOT saved and will be recorded again: {reason}")
             return
         self.save_failure = self.save_failure or unsaved
-        self.on_event(f"episode {unsaved.index} is NOT saved: {reason}")
+        self.out.event(f"episode {unsaved.index} is NOT saved: {reason}")
         if self.phase is not Phase.DONE:
             self._finish()
 
@@ -334,7 +324,7 @@ class RecordingSession:
             self._finish_when_scored = True  # the arms hold while the last rollout is scored
             return
         self.phase = Phase.DONE
-        self.stop_loop()
+        self.stop.set()
 
     def _set_phase(self, phase: Phase, now: float) -> None:
         self.phase = phase

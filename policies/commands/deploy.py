@@ -61,6 +61,7 @@ from teleop.quality import GateAction, QualityGates
 from teleop.recording_run import RecordingRun, RunPlan
 from teleop.run_report import describe_open
 from teleop.session import SessionConfig
+from teleop.session_links import EpisodeRules
 
 
 @dataclass(frozen=True)
@@ -160,15 +161,18 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
             keys_and_pedal(config.correction) as keys,
             closing(policy_source(_policy_plan(config), predictor, rig, console)) as policy,
         ):
-            plan = RunPlan(
+            rules = EpisodeRules(
                 QualityGates(on_fail=GateAction.KEEP),  # a rollout is evidence about the policy: only marked
                 GestureConfig(enabled=False),
-                noun="rollout",
-                failures={InferenceError: POLICY_FAILED},
-                status_extra=partial(status_text, policy, highlights=highlights),
                 scorer=LiveScorer(config.live_scores, config.dataset.folder(), on_event=say(console)),
                 end_when_disengaged=config.correction.record is CorrectionRecording.CORRECTIONS_ONLY,
                 highlights=highlights,
+            )
+            plan = RunPlan(
+                rules,
+                noun="rollout",
+                failures={InferenceError: POLICY_FAILED},
+                status_extra=partial(status_text, policy, highlights=highlights),
             )
             rollout_for = partial(rollout_source, policy, rig, config.correction, console, config.mode)
             session = session_for(config.mode, config.session)

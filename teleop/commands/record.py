@@ -40,6 +40,7 @@ from teleop.quality import QualityGates
 from teleop.recording_run import RecordingRun, RunOutcome, RunPlan
 from teleop.run_report import card_table, describe_open, describe_saves, train_next_step
 from teleop.session import SessionConfig
+from teleop.session_links import EpisodeRules
 from teleop.table_writer import table_writer
 
 
@@ -92,7 +93,7 @@ def _record(
     config: RecordConfig, writer: DatasetWriter, console: Console, stops: StopSignals, first_index: int
 ) -> RunOutcome:
     with rig_ports(config.rig) as found, live_view_hooks(config.view, console.print) as view:
-        plan = RunPlan(config.gates, config.gesture, hooks=tuple(view))
+        plan = RunPlan(EpisodeRules(config.gates, config.gesture), hooks=tuple(view))
         found.start_operator(config.virtual_operator)
         with stops.rig(BimanualRig(config.rig, found.ports)) as rig, KeyReader() as keys:
             on_table = table_writer(

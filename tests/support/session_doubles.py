@@ -1,13 +1,17 @@
 """Doubles for the recording session's tests: a writer that records what it is asked, and the rig they use.
 
 writer = WriterDouble()                  # begin/add/save/discard, remembered in order
-RecordingSession(rig, writer, ..., gates=LENIENT)
+RecordingSession(rig, writer, config, EpisodeRules(LENIENT, ...), source=..., keys=ScriptedKeys(poll))
+EventLog()                               # the session's news, kept (its cards too)
 CAMERAS                                  # the in-process rig's three small virtual cameras
 """
 
+from collections.abc import Callable
+
 from robot.cameras.config import CaptureConfig, VirtualCameraConfig
 from robot.joints import CameraRole
-from teleop.quality import QualityGates
+from teleop.keys import Key
+from teleop.quality import QualityCard, QualityGates
 
 
 class WriterDouble:
@@ -67,3 +71,25 @@ CAMERAS = tuple(
 # Timing gates wide open: these tests are about the state machine, and an in-process emulator with
 # three render threads in one interpreter is not a fair test of loop timing (benchmarks do that).
 LENIENT = QualityGates(min_fps=10, max_period_error_p99_ms=200, max_skew_p99_ms=200, max_dropped_frames=1000)
+
+
+class ScriptedKeys:
+    """Keys a test presses: `poll` decides, each tick, what is pressed."""
+
+    def __init__(self, poll: Callable[[], list[Key]]) -> None:
+        self.poll = poll
+
+
+class EventLog:
+    """The session's output, kept: its lines of news and its quality cards."""
+
+    def __init__(self, events: list[str] | None = None) -> None:
+        """`events`: the list the news goes to (a caller's, read after the run)."""
+        self.events = events if events is not None else []
+        self.cards: list[QualityCard] = []
+
+    def card(self, card: QualityCard) -> None:
+        self.cards.append(card)
+
+    def event(self, text: str) -> None:
+        self.events.append(text)

@@ -10,13 +10,15 @@ import pytest
 from robot.cameras.config import VirtualCameraConfig
 from robot.control_loop import ControlLoop
 from robot.joints import BIMANUAL_KEYS, CameraRole
+from robot.stop_flag import StopFlag
 from robot.virtual.rig_model import VirtualRigModel
-from teleop.gesture import GestureConfig, GestureDetector
+from teleop.gesture import GestureConfig
 from teleop.keys import Key
 from teleop.leader_source import LeaderSource
 from teleop.quality import QualityGates
 from teleop.session import Phase, RecordingSession, SessionConfig
-from tests.support.session_doubles import CAMERAS, LENIENT, PATIENT, WriterDouble
+from teleop.session_links import EpisodeRules
+from tests.support.session_doubles import CAMERAS, LENIENT, PATIENT, ScriptedKeys, WriterDouble
 
 pytestmark = pytest.mark.slow
 
@@ -30,17 +32,10 @@ def record(rig, writer, session_config, *, keys_at=None, gates=None, gesture=Fal
         ticks["n"] += session.phase is Phase.RECORDING
         return [pending.pop(ticks["n"])] if ticks["n"] in pending else []
 
-    session = RecordingSession(
-        rig,
-        writer,
-        session_config,
-        gates or LENIENT,
-        GestureDetector(GestureConfig(enabled=gesture)),
-        keys=keys,
-        engaged=lambda: source.engaged,
-    )
-    loop = ControlLoop(rig, source, hooks=[session, *hooks])
-    session.stop_loop = loop.stop
+    stop = StopFlag()  # the loop's: the session sets it when it is done
+    rules = EpisodeRules(gates or LENIENT, GestureConfig(enabled=gesture))
+    session = RecordingSession(rig, writer, session_config, rules, source=source, keys=ScriptedKeys(keys), stop=stop)
+    loop = ControlLoop(rig, source, hooks=[session, *hooks], stop_flag=stop)
     loop.run(duration_s=30.0)
     session.wait_for_save()
     return session

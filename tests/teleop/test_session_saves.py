@@ -13,19 +13,21 @@ from pathlib import Path
 import pytest
 
 from robot.control_loop import ControlLoop
+from robot.stop_flag import StopFlag
 from teleop.dataset.durable import DurableDataset
 from teleop.dataset.errors import DiskFullError, ShortVideoError
 from teleop.dataset.faults import ENV
 from teleop.dataset.lerobot_adapter import video_frame_count
 from teleop.dataset.writer_process import DatasetWriter
 from teleop.episode_save import UnsavedEpisode
-from teleop.gesture import GestureConfig, GestureDetector
+from teleop.gesture import GestureConfig
 from teleop.keys import Key
 from teleop.leader_source import LeaderSource
 from teleop.quality import GateAction
 from teleop.run_report import describe_saves
 from teleop.session import Phase, RecordingSession, SessionConfig
-from tests.support.session_doubles import CAMERAS, LENIENT, WriterDouble
+from teleop.session_links import EpisodeRules
+from tests.support.session_doubles import CAMERAS, LENIENT, EventLog, ScriptedKeys, WriterDouble
 from tests.teleop.dataset.helpers import TASK, frame, load, spec
 
 # These tests are about saves: an episode a loaded machine slowed past the gates is kept with a mark,
@@ -87,18 +89,11 @@ def record(rig, writer, config: SessionConfig, events: list[str], stop_at: int |
         recording["ticks"] += session.phase is Phase.RECORDING
         return [Key.STOP] if recording["ticks"] == stop_at and session.phase is Phase.RECORDING else []
 
-    session = RecordingSession(
-        rig,
-        writer,
-        config,
-        KEEP_SLOW_EPISODES,
-        GestureDetector(GestureConfig(enabled=False)),
-        keys=keys,
-        engaged=lambda: source.engaged,
-        on_event=events.append,
-    )
-    loop = ControlLoop(rig, source, hooks=[session])
-    session.stop_loop = loop.stop
+    stop = StopFlag()  # the loop's: the session sets it when it is done
+    out = EventLog(events)
+    rules = EpisodeRules(KEEP_SLOW_EPISODES, GestureConfig(enabled=False))
+    session = RecordingSession(rig, writer, config, rules, source=source, keys=ScriptedKeys(keys), out=out, stop=stop)
+    loop = ControlLoop(rig, source, hooks=[session], stop_flag=stop)
     loop.run(duration_s=30.0)
     session.wait_for_save()
     return session
