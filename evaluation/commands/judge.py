@@ -43,26 +43,21 @@ import signal
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from evaluation.carry import carry_scores
+from evaluation.commands.judge_output import RichProgress, console, print_dry_run, print_lines, print_summary
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError, DatasetReadError, MissingApiKeyError
 from evaluation.export import export_scores
-from evaluation.judge.anthropic_client import AnthropicJudgeClient, make_sdk_client
-from evaluation.judge.breaker import OverloadBreaker
 from evaluation.judge.command_line import CommandLine
 from evaluation.judge.config import JudgeCommandConfig, judgment_hash
 from evaluation.judge.dry_run import dry_run
-from evaluation.judge.preflight import preflight
+from evaluation.judge.live_start import start_live
 from evaluation.judge.run import run_judge, select_pending
-from evaluation.judge.run_context import EpisodeOutcome
 from evaluation.judge.run_summary import RunSummary
-from evaluation.judge.truth_run import read_truth, store_truth
+from evaluation.judge.truth_run import TruthCards, read_truth, store_truth
 from evaluation.judge.video_check import video_problem
 from evaluation.live_labels import import_live_scores
 from evaluation.rubric import Rubric, load_rubric
@@ -78,47 +73,6 @@ PROGRAM = "so101-judge"
 OLD_SPELLINGS = {"--dry-run": "--dry_run=true", "--force": "--run.force=true"}  # until the next release
 
 EXAMPLE = "so101-judge --dataset.root=<dataset>"  # a command line that needs no config file
-console = Console(stderr=False)
-
-
-class RichProgress:
-    """Progress bar: episodes done, routed so far, cost from reported usage."""
-
-    def __init__(self) -> None:
-        """Create the (not yet started) bar."""
-        self._progress = Progress(
-            TextColumn("[bold]judging"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[note]}"),
-            TimeElapsedColumn(),
-            console=console,
-        )
-        self._task = None
-        self._routed = 0
-        self._cost = 0.0
-
-    def start(self, total: int, skipped: int) -> None:
-        """Show the bar (and how many episodes were skipped)."""
-        if skipped:
-            already = f"{skipped} episode(s) already scored under this configuration"
-            console.print(f"{already}: skipped (use --run.force=true)")
-        if total:
-            self._progress.start()
-            self._task = self._progress.add_task("judge", total=total, note="")
-
-    def advance(self, outcome: EpisodeOutcome) -> None:
-        """Advance by one episode."""
-        self._routed += outcome.routed
-        self._cost += outcome.cost_usd
-        if self._task is not None:
-            note = f"routed {self._routed}  ${self._cost:.3f}"
-            self._progress.update(self._task, advance=1, note=note)
-
-    def stop(self) -> None:
-        """Remove the live display."""
-        self._progress.stop()
-
 
 # Calibration of the judge and its heuristic, rarely changed from the command line: one line each in --help.
 TUNING = {
@@ -146,73 +100,112 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(config: JudgeCommandConfig, command: CommandLine) -> int:
+    """Open the rubric and the dataset, then do what the options ask: export, a dry run, truth, or judge."""
     rubric = load_rubric(config.rubric_path)
-    root = config.dataset.root
-    if root is None:  # also checked when the configuration is parsed
-        raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
-    source = open_dataset(root, config.dataset.dataset_id or None, view_map(config.dataset.views))
+    source = _open_source(config, command)
     store_path = config.store_path or default_store_path(source.root)
-    if config.scorer == "llm" and not config.export.only and (problem := video_problem(source, command)):
-        raise DatasetReadError(problem)
     if config.export.only:
         with EvaluationStore(store_path) as store:
             _export(config, store)
         return Exit.DONE
     cards = read_truth(source, rubric, config, command) if config.scorer == "truth" else None  # refuses first
     if config.dry_run:
-        if cards is not None:  # what --scorer=truth would store
-            found = [f"episode {ep.index}: would store its {TRUTH_LABEL}" for ep, _ in cards.found]
-            _print_lines([*found, *cards.lines(), "dry run: nothing was stored"])
-            return Exit.DONE
-        return _dry_run(config, rubric, source, store_path)
-    key = None
-    if config.scorer == "llm":
-        key = os.environ.get(config.judge.api_key_env)
-        if not key:
-            raise MissingApiKeyError(
-                f"{config.judge.api_key_env} is not set, so the LLM judge cannot be called. Next: set it "
-                f"(export {config.judge.api_key_env}=...), or see the chosen frames, the exact prompt and the cost "
-                f"without calling anything: {command.with_args('--dry_run=true')}; or score offline with the "
-                f"motion heuristic (joint motion only, stored as scorer 'heuristic'): "
-                f"{command.with_args('--scorer=heuristic')}"
-            )
+        return _dry_run(config, rubric, source, store_path) if cards is None else _dry_run_truth(cards)
+    api_key = _api_key(config, command)
+    _introduce(config, rubric, source, store_path)
+    with EvaluationStore(store_path) as store:
+        if cards is not None:
+            return _store_truth(cards, config, rubric, source, store)
+        summary = _judge(config, rubric, source, store, api_key, command)
+    return _ending(summary, config, command)
+
+
+def _open_source(config: JudgeCommandConfig, command: CommandLine) -> DatasetSource:
+    root = config.dataset.root
+    if root is None:  # also checked when the configuration is parsed
+        raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
+    source = open_dataset(root, config.dataset.dataset_id or None, view_map(config.dataset.views))
+    if config.scorer == "llm" and not config.export.only and (problem := video_problem(source, command)):
+        raise DatasetReadError(problem)
+    return source
+
+
+def _api_key(config: JudgeCommandConfig, command: CommandLine) -> str | None:
+    """The API key the LLM judge needs (None for the offline scorers)."""
+    if config.scorer != "llm":
+        return None
+    key = os.environ.get(config.judge.api_key_env)
+    if not key:
+        raise MissingApiKeyError(
+            f"{config.judge.api_key_env} is not set, so the LLM judge cannot be called. Next: set it "
+            f"(export {config.judge.api_key_env}=...), or see the chosen frames, the exact prompt and the cost "
+            f"without calling anything: {command.with_args('--dry_run=true')}; or score offline with the "
+            f"motion heuristic (joint motion only, stored as scorer 'heuristic'): "
+            f"{command.with_args('--scorer=heuristic')}"
+        )
+    return key
+
+
+def _introduce(config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, store_path: Path) -> None:
+    """Say what is judged where; bring over the scores of carried episodes and the live labels."""
     console.print(
         f"dataset {source.root} ({len(source.episodes)} episodes), rubric {rubric.version}, store {store_path}"
     )
-    for line in carry_scores(source, store_path).lines():
-        console.print(escape(line), highlight=False, soft_wrap=True)
-    for line in import_live_scores(source, store_path, rubric.criterion_ids).lines():
-        console.print(escape(line), highlight=False, soft_wrap=True)
-    with EvaluationStore(store_path) as store:
-        if cards is not None:
-            truth = store_truth(cards, source, rubric, config, store)
-            _print_lines(truth.lines())
-            _export(config, store)
-            return Exit.DONE if truth.complete else Exit.PARTIAL
-        client = None
-        if key:
-            sdk = make_sdk_client(key, config.judge.base_url or None, config.judge.request_timeout_s)
-            breaker = OverloadBreaker(config.run.pause_after_overloads)  # one per run, shared by all workers
-            client = AnthropicJudgeClient(sdk, config.judge.retry, breaker=breaker)
-            pending, _ = select_pending(source, config, store, judgment_hash(config, rubric))
-            check = preflight(source, rubric, config, pending, client, command)
-            estimate = check.estimate
-            cost = "unknown price" if estimate.usd is None else f"${estimate.usd:.2f}"
-            counted = ""
-            if check.counted_tokens is not None:
-                first_call = f"count_tokens: {check.counted_tokens:,} for the first call"
-                counted = f" ({first_call}, local estimate {check.local_tokens:,})"
-            console.print(
-                f"estimate before sending: {estimate.calls} calls to {config.judge.model}, "
-                f"~{estimate.input_tokens_per_call:,.0f} input tokens per call, {cost}{counted}"
-            )
-        progress = RichProgress()
-        try:
-            summary = run_judge(source, rubric, config, store, client, progress)
-        finally:
-            progress.stop()
-        _print_summary(summary, config)
-        _export(config, store)
+    print_lines(carry_scores(source, store_path).lines())
+    print_lines(import_live_scores(source, store_path, rubric.criterion_ids).lines())
+
+
+def _dry_run(config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, store_path: Path) -> int:
+    store = EvaluationStore(store_path) if store_path.exists() else EvaluationStore(Path(":memory:"))
+    with store:
+        pending, skipped = select_pending(source, config, store, judgment_hash(config, rubric))
+    out = config.dry.output_dir or store_path.parent / f"{source.root.name}.judge-dry-run"
+    print_dry_run(dry_run(source, rubric, config, pending, skipped, out), config)
+    return Exit.DONE
+
+
+def _dry_run_truth(cards: TruthCards) -> int:
+    """What --scorer=truth would store."""
+    found = [f"episode {ep.index}: would store its {TRUTH_LABEL}" for ep, _ in cards.found]
+    print_lines([*found, *cards.lines(), "dry run: nothing was stored"])
+    return Exit.DONE
+
+
+def _store_truth(
+    cards: TruthCards, config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, store: EvaluationStore
+) -> int:
+    truth = store_truth(cards, source, rubric, config, store)
+    print_lines(truth.lines())
+    _export(config, store)
+    return Exit.DONE if truth.complete else Exit.PARTIAL
+
+
+def _judge(
+    config: JudgeCommandConfig,
+    rubric: Rubric,
+    source: DatasetSource,
+    store: EvaluationStore,
+    api_key: str | None,
+    command: CommandLine,
+) -> RunSummary:
+    """Judge (with the LLM when there is a key, else offline), then print the summary and export."""
+    client = None
+    if api_key:
+        live = start_live(source, rubric, config, store, api_key, command)
+        client = live.client
+        console.print(live.estimate_line)
+    progress = RichProgress()
+    try:
+        summary = run_judge(source, rubric, config, store, client, progress)
+    finally:
+        progress.stop()
+    print_summary(summary, config)
+    _export(config, store)
+    return summary
+
+
+def _ending(summary: RunSummary, config: JudgeCommandConfig, command: CommandLine) -> int:
+    """The exit code of a run; a paused or interrupted one prints the command that resumes it."""
     resume = escape(resume_command(summary, config, command))
     if summary.paused:
         console.print(
@@ -241,76 +234,6 @@ def resume_command(summary: RunSummary, config: JudgeCommandConfig, command: Com
     if not config.run.force:
         return command.with_args()
     return command.with_args(f"--dataset.episodes=[{','.join(str(i) for i in summary.unfinished)}]")
-
-
-def _dry_run(config: JudgeCommandConfig, rubric: Rubric, source: DatasetSource, store_path: Path) -> int:
-    store = EvaluationStore(store_path) if store_path.exists() else EvaluationStore(Path(":memory:"))
-    with store:
-        pending, skipped = select_pending(source, config, store, judgment_hash(config, rubric))
-    out = config.dry.output_dir or store_path.parent / f"{source.root.name}.judge-dry-run"
-    report = dry_run(source, rubric, config, pending, skipped, out)
-    table = Table(title=f"dry run: {config.judge.model}, {config.judge.samples} samples per episode (no API call)")
-    for col in ("episode", "images/call", "input tokens/call", "files"):
-        table.add_column(col)
-    for e in report.episodes:
-        table.add_row(
-            str(e.episode_index),
-            str(e.images_per_call),
-            f"{e.input_tokens_per_call:,}",
-            str(e.files[0].parent) if e.files else "",
-        )
-    console.print(table)
-    est = report.estimate
-    cost = (
-        "unknown (set judge.input_usd_per_mtok and judge.output_usd_per_mtok)" if est.usd is None else f"${est.usd:.2f}"
-    )
-    mode = "Message Batches (half price)" if est.batch else "synchronous, system prompt cached after the first call"
-    console.print(
-        f"{len(report.episodes)} episode(s) to judge, {skipped} already scored; {est.calls} calls, "
-        f"{est.input_tokens:,} input + ~{est.output_tokens:,} output tokens; estimated cost {cost} ({mode})"
-    )
-    console.print(f"files: {out} (contact sheets, prompt.md, request.json, estimate.json)")
-    return Exit.DONE
-
-
-def _print_summary(summary: RunSummary, config: JudgeCommandConfig) -> None:
-    if summary.run_id is None:
-        console.print("nothing to judge: every selected episode is already scored under this configuration")
-        return
-    table = Table(title=f"run {summary.run_id[:12]} ({config.scorer}, {summary.config_hash})")
-    heuristic = config.scorer == "heuristic"
-    for col in ("episode", "status", "scores", "total", "motion check", "review"):
-        table.add_column(col)
-    for o in sorted(summary.outcomes, key=lambda o: o.episode_index):
-        scores = _scores_text(o.scores)
-        motion = "did nothing" if o.did_nothing else ("" if heuristic else _scores_text(o.heuristic))
-        review = "; ".join(o.reasons) if o.routed else ""
-        table.add_row(
-            str(o.episode_index),
-            o.status if not o.failure_reason else f"failed: {o.failure_reason}",
-            scores,
-            "-" if o.total is None else f"{o.total:g}",
-            motion,
-            review,
-        )
-    console.print(table)
-    if heuristic:
-        console.print("[bold]heuristic scores[/bold]: joint motion and gripper events only; the cloth is not seen.")
-    console.print(
-        f"scored {summary.scored}, failed {summary.failed}, routed to review {summary.routed}, skipped "
-        f"{summary.skipped}; {summary.calls} judge calls, {summary.requests} requests ({summary.retries} retries), "
-        f"{summary.input_tokens:,} input and {summary.output_tokens:,} output tokens, ${summary.cost_usd:.4f} "
-        "(from reported usage)"
-    )
-
-
-def _print_lines(lines: list[str]) -> None:
-    for line in lines:
-        console.print(escape(line), highlight=False, soft_wrap=True)
-
-
-def _scores_text(scores: tuple[tuple[str, float | None], ...]) -> str:
-    return " ".join(f"{c}={'-' if s is None else f'{s:g}'}" for c, s in scores)
 
 
 def _export(config: JudgeCommandConfig, store: EvaluationStore) -> None:

@@ -16,7 +16,8 @@ FORBIDDEN = ("robot", "teleop", "policies")
 # The dataset itself is read by teleop/dataset/reader.py (a shared leaf, through LeRobot's metadata
 # reader in teleop/dataset/lerobot_format.py); evaluation/ imports lerobot only to write test datasets.
 LEROBOT_ADAPTERS = {"testing/synthetic_dataset.py"}
-JUDGE_USERS = {"commands/judge.py"}  # besides evaluation/judge/ itself
+# Besides evaluation/judge/ itself: the judge command and what it prints (its tables and progress bar).
+JUDGE_USERS = {"commands/judge.py", "commands/judge_output.py"}
 
 
 def _imports(path: Path) -> set[str]:
