@@ -151,7 +151,7 @@ def test_the_report_calls_heuristic_scores_heuristic_never_a_judges(demo):
 
 
 def test_the_folder_is_marked_as_the_demos_so_the_next_run_may_empty_it(demo):
-    from robot.demo.layout import MARKER, check_output_dir
+    from policies.demo.layout import MARKER, check_output_dir
 
     out, _ = demo
     assert (out / MARKER).is_file()

@@ -2,9 +2,9 @@
 
 import pytest
 
+from policies.commands.demo import main
+from policies.demo.layout import MARKER, check_output_dir
 from robot.cli import UsageError
-from robot.commands.demo import main
-from robot.demo.layout import MARKER, check_output_dir
 
 
 def test_a_folder_with_someone_elses_files_is_refused_and_nothing_is_deleted(tmp_path, capsys):

@@ -263,14 +263,16 @@ def test_no_module_imports_a_command():
 
 
 def test_command_mains_are_wiring_only():
-    # parse -> build -> run -> report: each main() short, and no `# type: ignore` in the command files.
-    for relative in ("teleop/commands/record.py", "teleop/commands/teleop.py", "policies/commands/deploy.py"):
+    # parse -> build -> run -> report: every command's main() short, its module small, no `# type: ignore`.
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    for target in scripts.values():
+        relative = target.partition(":")[0].replace(".", "/") + ".py"
         text = (ROOT / relative).read_text()
         assert "type: ignore" not in text, relative
         tree = ast.parse(text)
         main = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "main")
-        assert main.end_lineno - main.lineno < 40, f"{relative}: main() is {main.end_lineno - main.lineno} lines"
-        assert len(text.splitlines()) < 200, relative
+        assert main.end_lineno - main.lineno < 45, f"{relative}: main() is {main.end_lineno - main.lineno} lines"
+        assert len(text.splitlines()) < 300, relative
 
 
 def test_the_checker_catches_an_upward_import(tmp_path, monkeypatch):

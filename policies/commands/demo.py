@@ -16,7 +16,7 @@ emulated SO-101 arms and three synthetic cameras:
 The demo's rig is hardware_configs/virtual.yaml with the cameras at `camera_width` x `camera_height`
 (320x240 by default, so recording, training and deploying fit a 2-core machine in minutes); its
 rig file is written into the output folder, so every printed command can be pasted as it is.
-Its pieces live in robot/demo/: the options, the folder layout, the step list and the closing summary.
+Its pieces live in policies/demo/: the options, the folder layout, the step list and the closing summary.
 """
 
 import signal
@@ -26,11 +26,11 @@ import time
 from rich.console import Console
 from rich.panel import Panel
 
-from robot.demo.config import DemoConfig
-from robot.demo.layout import check_output_dir
-from robot.demo.runner import StepRunner
-from robot.demo.steps import run_steps
-from robot.demo.summary import next_steps, summary
+from policies.demo.config import DemoConfig
+from policies.demo.layout import check_output_dir
+from policies.demo.runner import StepRunner
+from policies.demo.steps import run_steps
+from policies.demo.summary import next_steps, summary
 from robot.shell.errors import UsageError
 from robot.shell.exit_codes import Exit, stopped_by
 from robot.shell.parse import parse_options

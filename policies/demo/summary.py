@@ -1,6 +1,6 @@
 """so101-demo's closing words: where everything it made is, and what to run next."""
 
-from robot.demo.layout import DemoPaths
+from policies.demo.layout import DemoPaths
 
 
 def summary(paths: DemoPaths, elapsed_s: float, judged_with_llm: bool) -> str:

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from robot.demo.layout import DEMO_REPO_ID, MARKER, check_output_dir, write_demo_rig
-from robot.demo.runner import BIN, StepRunner
+from policies.demo.layout import DEMO_REPO_ID, MARKER, check_output_dir, write_demo_rig
+from policies.demo.runner import BIN, StepRunner
 from robot.joints import ARM_NAMES
 from robot.virtual.client import VirtualRigClient
 

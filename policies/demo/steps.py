@@ -5,10 +5,10 @@
 A failed step stops the demo there (the rig is stopped on the way out).
 """
 
-from robot.demo.evaluation_steps import evaluation_steps
-from robot.demo.policy_steps import policy_steps
-from robot.demo.rig_steps import hardware_steps, prepare_folder, virtual_rig
-from robot.demo.runner import StepRunner
+from policies.demo.evaluation_steps import evaluation_steps
+from policies.demo.policy_steps import policy_steps
+from policies.demo.rig_steps import hardware_steps, prepare_folder, virtual_rig
+from policies.demo.runner import StepRunner
 
 
 def run_steps(runner: StepRunner) -> bool:

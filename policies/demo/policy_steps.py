@@ -5,8 +5,8 @@
 The replay and the rollouts run on the virtual rig, which is up for these steps.
 """
 
-from robot.demo.layout import DEMO_REPO_ID, EVAL_REPO_ID
-from robot.demo.runner import StepRunner
+from policies.demo.layout import DEMO_REPO_ID, EVAL_REPO_ID
+from policies.demo.runner import StepRunner
 
 
 def policy_steps(runner: StepRunner) -> None:

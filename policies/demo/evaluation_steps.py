@@ -10,7 +10,7 @@ They read the datasets on disk only: the virtual rig is already stopped.
 
 import os
 
-from robot.demo.runner import StepRunner
+from policies.demo.runner import StepRunner
 
 
 def evaluation_steps(runner: StepRunner) -> bool:

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from robot.demo.config import DemoConfig
-from robot.demo.layout import DemoPaths
+from policies.demo.config import DemoConfig
+from policies.demo.layout import DemoPaths
 
 BIN = Path(sys.executable).parent  # the console scripts beside this interpreter
 
