@@ -1,5 +1,6 @@
 """so101-demo's pieces: its options, its folder layout, the steps it runs and its closing summary.
 
-Layer rule: like the rest of robot/, nothing here imports teleop, policies or evaluation; the demo
-drives them as a user would, through their console scripts in child processes.
+The demo is the whole workflow, so it sits at the top of the control stack; it still imports only
+robot/ (the virtual rig's client, the rig file) and drives teleop, policies and evaluation as a user
+would, through their console scripts in child processes.
 """
