@@ -6,7 +6,7 @@ process (`--child lerobot ...`). LeRobot is imported here and nowhere else in th
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +28,16 @@ from benchmarks.deploy_loop_trace import (
 )
 from benchmarks.rig_loop import RIG_ID
 from robot.cameras.camera import Camera
+from robot.joint_values import JointValues
 
 
 @dataclass
 class FollowerPose:
     """The followers' last read joints, for LeRobot's side's virtual cameras to render."""
 
-    positions: dict[str, float] = field(default_factory=dict)
+    positions: JointValues
 
-    def get(self) -> dict[str, float]:
+    def get(self) -> JointValues:
         return self.positions
 
 
@@ -152,7 +153,7 @@ def run_lerobot(checkpoint: Path, root: Path, seconds: float, height: int, width
             trace.start_s.append(time.perf_counter())
             observation = super().get_observation()
             trace.observe_s.append(time.perf_counter() - trace.start_s[-1])
-            pose.positions = {k: float(v) for k, v in observation.items() if k.endswith(".pos")}
+            pose.positions = JointValues.from_flat(observation)  # LeRobot's flat keys, ours in
             return observation
 
         def send_action(self, action: Any) -> Any:

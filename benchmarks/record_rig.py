@@ -57,6 +57,7 @@ def rig_config(root: Path, cameras: tuple[tuple[str, int, int], ...], fps: int) 
 
 
 def _vector(values: dict[str, float]) -> np.ndarray:
+    """LeRobot's flat dict (the stock arms') as our dataset's vector."""
     return np.array([values[key] for key in BIMANUAL_KEYS], dtype=np.float32)
 
 
@@ -104,7 +105,7 @@ class _OursStep:
         self.last = observation
         sent = self.rig.act(observation.leader_action())
         images = {name: frame.image for name, frame in observation.frames.frames.items()}
-        return _vector(observation.state()), _vector(sent), images
+        return observation.state().vector.astype(np.float32), sent.vector.astype(np.float32), images
 
 
 def latest_only(camera: CameraConfig) -> CameraConfig:

@@ -24,7 +24,7 @@ from policies.rollout import RolloutSource
 from robot.config_checks import reject_non_finite
 from robot.control_loop import Step
 from robot.errors import ConfigError, RobotError
-from robot.joints import Side, joint_key
+from robot.joint_values import JointValues
 from robot.loop_timer import Tick
 from robot.rig import BimanualRig, Observation
 from teleop.gesture import GestureConfig, GestureDetector
@@ -117,7 +117,7 @@ class CorrectionSource:
         self.handovers: list[Handover] = []
         self._episode_from = 0  # index of this episode's first handover
         self._requested = False
-        self._hold: dict[str, float] | None = None
+        self._hold: JointValues | None = None
         self._in_episode = False  # the policy was engaged in the episode under way
         self._stuck = False  # the leaders could not be driven: the followers hold until the hand back
         self._gesture = self._new_gesture()
@@ -145,7 +145,7 @@ class CorrectionSource:
             return self.control is Control.PERSON
         return self._in_episode or self.rollout.engaged
 
-    def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The goals of whoever drives now; a requested change of driver starts at this tick."""
         now = tick.start_s
         running = self.rollout.in_charge(now)
@@ -227,7 +227,7 @@ class CorrectionSource:
         self.rig.begin_transition("the policy pauses: hold")
         self._stuck = False
         try:
-            self.rig.leader_drive().begin({side: observation.leaders[side].positions for side in Side})
+            self.rig.leader_drive().begin(observation.leader_action())
         except RobotError as error:
             self._stuck = True  # the person never gets arms the leaders were not brought to
             self.on_event(f"the leaders cannot be driven ({error}); the followers hold. Next: hand back with c or Tab")
@@ -235,13 +235,12 @@ class CorrectionSource:
         self.control = Control.HANDOVER
         self.on_event("take over: the leaders are moving to the followers; keep your hands off them until told")
 
-    def _drive_leaders(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
+    def _drive_leaders(self, observation: Observation, tick: Tick) -> JointValues:
         drive, handover = self.rig.leader_drive(), self.handovers[-1]
         hold = self._hold or observation.state()
         if self._stuck:
             return hold
-        target = {side: dict(observation.followers[side].positions) for side in Side}
-        leaders = {side: observation.leaders[side].positions for side in Side}
+        target, leaders = observation.state(), observation.leader_action()
         arrived = drive.arrived(leaders, target, self.config.arrive_tolerance_deg)
         late = tick.start_s - handover.requested_s >= self.config.handover_timeout_s
         if not drive.driving or arrived or late:
@@ -256,9 +255,9 @@ class CorrectionSource:
             # hold here ended the transition at once, since the hold is what was sent, and the leaders'
             # pose, up to arrive_tolerance_deg away, then passed in one step: the handover benchmark saw it.)
             return observation.leader_action()
-        before = {side: dict(guard.last_sent) for side, guard in drive.guards.items()}
+        before = JointValues.from_sides({side: guard.last_sent for side, guard in drive.guards.items()})
         sent = drive.step(target, tick.start_s, 1.0 / self.rig.config.fps)
-        handover.leader_steps_deg.append(max(abs(sent[side][j] - before[side][j]) for side in sent for j in sent[side]))
+        handover.leader_steps_deg.append(sent.max_abs_difference(before))
         return hold
 
     def _give_to_person(self, now: float) -> None:
@@ -268,8 +267,8 @@ class CorrectionSource:
         self.control = Control.PERSON
         self.on_event("you have the arms: correct, then press c or Tab to hand back")
 
-    def _last_sent(self) -> dict[str, float]:
-        return {joint_key(side, j): v for side, guard in self.rig.guards.items() for j, v in guard.last_sent.items()}
+    def _last_sent(self) -> JointValues:
+        return JointValues.from_sides({side: guard.last_sent for side, guard in self.rig.guards.items()})
 
     def _release_leaders(self) -> None:
         drive = self.rig.leader_drive()

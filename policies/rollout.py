@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from robot.control_loop import Step
+from robot.joint_values import JointValues
 from robot.loop_timer import Tick
 from robot.rig import Observation
 
@@ -23,7 +24,7 @@ from robot.rig import Observation
 class PolicyDriver(Protocol):
     """A policy as an action source that can be restarted and reports per-tick facts."""
 
-    def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The goal for this tick (the policy's, or a hold when it starved)."""
         ...
 
@@ -57,7 +58,7 @@ class RolloutSource:
         self.driver = driver
         self.in_charge = in_charge
         self.on_transition = on_transition
-        self._hold: dict[str, float] | None = None
+        self._hold: JointValues | None = None
         self._was_in_charge = False
         self._warmup_started_s: float | None = None
         self.first_action_s: float | None = None  # how long the last episode waited for its first action
@@ -67,7 +68,7 @@ class RolloutSource:
         """Whether the policy is driving (the session may start recording)."""
         return self._was_in_charge and self.driver.has_acted
 
-    def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The policy's goal while it is in charge; the held pose otherwise."""
         if self.in_charge(tick.start_s):
             if not self._was_in_charge:
@@ -78,7 +79,7 @@ class RolloutSource:
             goal = self.driver.action(observation, tick)
             if self.first_action_s is None and self.driver.has_acted and self._warmup_started_s is not None:
                 self.first_action_s = tick.start_s - self._warmup_started_s
-            self._hold = dict(goal)
+            self._hold = goal
             return goal
         if self._was_in_charge:
             self.driver.reset()
@@ -88,7 +89,7 @@ class RolloutSource:
             self._hold = observation.state()
         return self._hold
 
-    def pause(self, hold: Mapping[str, float]) -> None:
+    def pause(self, hold: JointValues) -> None:
         """Another source drives for now (a person correcting): the engine drops its queue.
 
         The next tick the policy is in charge starts it again from a fresh observation, as at an
@@ -97,7 +98,7 @@ class RolloutSource:
         """
         self.driver.reset()
         self._was_in_charge = False
-        self._hold = dict(hold)
+        self._hold = hold
 
     def on_key(self, key: object) -> None:
         """No keys of its own (a correction source adds the take-over)."""
@@ -110,5 +111,5 @@ class RolloutSource:
         """Per-frame facts for the evaluation dataset's sidecar (never features)."""
         facts = {f"inference.{key}": float(value) for key, value in self.driver.facts().items()}
         facts["inference.first_action_s"] = float("nan") if self.first_action_s is None else self.first_action_s
-        facts.update({f"policy.{key}": float(value) for key, value in step.requested.items()})
+        facts.update({f"policy.{key}": float(value) for key, value in step.requested.to_flat().items()})
         return facts

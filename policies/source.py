@@ -35,6 +35,7 @@ import numpy as np
 
 from policies.engine import EngineAction, EngineStats, InferenceEngine, PolicyInput
 from policies.errors import InferenceError, NonFiniteActionError
+from robot.joint_values import JointValues
 from robot.joints import BIMANUAL_KEYS
 from robot.loop_timer import Tick
 from robot.rig import Observation
@@ -47,7 +48,7 @@ def policy_input(observation: Observation, task: str) -> PolicyInput:
     if observation.frames is not None:
         images = {name: frame.image for name, frame in observation.frames.frames.items()}
     return PolicyInput(
-        state=np.array([state[key] for key in BIMANUAL_KEYS], dtype=np.float32),
+        state=state.vector.astype(np.float32),
         images=images,
         task=task,
         time_s=observation.t_s,
@@ -100,7 +101,7 @@ class PolicySource:
         if callable(prime):
             prime(self.inputs(observation))
 
-    def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The policy's goal for this tick, or the held goal when none is ready.
 
         Raises:
@@ -115,7 +116,7 @@ class PolicySource:
             depth = self.engine.stats().queue_depth
             self.last_facts = TickFacts(-1, -1, math.nan, depth, starved=True)
             self._starved_ticks += 1
-            return _goal(self._last_goal)
+            return JointValues.from_vector(self._last_goal)
         values = _checked(action)
         if not self._acted:
             self.on_transition("the policy takes charge")
@@ -127,7 +128,7 @@ class PolicySource:
         self.last_facts = TickFacts(
             action.chunk_id, action.index_in_chunk, action.chunk_latency_s, action.queue_depth, starved=False
         )
-        return _goal(values)
+        return JointValues.from_vector(values)
 
     def reset(self) -> None:
         """A new episode: the engine drops its queue, and a starved first tick holds the arms' new pose."""
@@ -186,7 +187,3 @@ def _checked(action: EngineAction) -> np.ndarray:
             "nothing was sent and the episode stops. Check the checkpoint (its normalisation stats, its training)."
         )
     return values
-
-
-def _goal(values: np.ndarray) -> dict[str, float]:
-    return {key: float(value) for key, value in zip(BIMANUAL_KEYS, values, strict=True)}

@@ -10,6 +10,8 @@ from typing import Protocol
 from robot.feetech.sts3215 import ErrorBit
 from robot.joints import Role, Side
 
+# One arm's joints by name (degrees; the gripper in percent): what its bus reads and is sent. Both
+# arms at once are a JointValues (robot/joint_values.py).
 JointPositions = dict[str, float]
 
 

@@ -83,7 +83,7 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None, *, old_
 
 
 def at_command_fps[T](config: T) -> T:
-    """`config` with its rig at the command's `--fps`, if it has one and it was given: the one place it applies.
+    """`config` with its rig at the command's own `--fps` (so101-replay's), if given: the one place it applies.
 
     Every consumer then reads the rate from the rig (`config.rig.fps`), never from `config.fps`.
 

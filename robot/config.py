@@ -182,7 +182,7 @@ class RigConfig:
             )
 
     def at_fps(self, fps: int | None) -> "RigConfig":
-        """This rig at another control rate (a command's `--fps`), checked against the cameras again; None keeps it."""
+        """This rig at another control rate (so101-replay's `--fps`), checked against the cameras; None keeps it."""
         return self if fps is None or fps == self.fps else replace(self, fps=fps)
 
     @property
@@ -199,7 +199,9 @@ def _check_camera_rate(camera: CameraConfig, fps: int) -> None:
     divisors = [rate for rate in range(min(fps, math.floor(camera.fps)), 0, -1) if camera.fps % rate == 0]
     slower = f"`fps: {divisors[0]}`" if divisors else "a lower `fps`"
     raise ConfigError(
-        f"cameras.{camera.name}: {camera.fps:g} fps cannot feed a {fps} Hz control loop (each tick needs a new frame,"
-        f" and the camera's rate must be a whole multiple of the loop's). Next: set the rig's {slower},"
+        # Named by the rig's `fps` first: set on the command line (`--rig.fps`), the error says so.
+        f"fps={fps}: cameras.{camera.name} at {camera.fps:g} fps cannot feed a {fps} Hz control loop"
+        " (each tick needs a new frame, and the camera's rate must be a whole multiple of the loop's)."
+        f" Next: set the rig's {slower},"
         f" or the camera's `fps: {fps}` if it can run that fast"
     )

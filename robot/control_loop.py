@@ -11,11 +11,12 @@ previous observation is reused and counted) until reads have failed for `max_sta
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from robot.errors import MotorTimeoutError
+from robot.joint_values import JointValues
 from robot.loop_timer import LoopStats, LoopTimer, Tick
 from robot.realtime import realtime_thread
 from robot.rig import BimanualRig, Observation
@@ -36,16 +37,16 @@ class Step:
 
     tick: Tick
     observation: Observation
-    requested: Mapping[str, float]  # what the source asked for
-    sent: Mapping[str, float]  # what reached the followers after the safety layer
+    requested: JointValues  # what the source asked for
+    sent: JointValues  # what reached the followers after the safety layer
     stale_observation: bool  # True when this tick's bus read failed and the last one was reused
 
 
 class ActionSource(Protocol):
     """Where actions come from: leader arms, a policy, a dataset."""
 
-    def action(self, observation: Observation, tick: Tick) -> Mapping[str, float]:
-        """The 12-key goal for this tick."""
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
+        """Both arms' goals for this tick."""
         ...
 
 
@@ -75,7 +76,8 @@ class ControlLoop:
         self.rig = rig
         self.source = source
         self.hooks = list(hooks)
-        # The rig file's `fps` (a command's --fps already applied); clock and sleep are the timer's.
+        # The rig's `fps` (the file's, or --rig.fps; the replay's --fps already applied); clock and sleep
+        # are the timer's.
         self.timer = LoopTimer(rig.config.fps, clock=clock, sleep=sleep)
         self.max_stale_s = max_stale_s
         self.realtime_priority = realtime_priority

@@ -37,7 +37,8 @@ from robot.cameras.sync_stats import SyncedFrames
 from robot.config import RigConfig
 from robot.errors import RobotError
 from robot.feetech.so101_arm import SO101Arm
-from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.joint_values import JointValues
+from robot.joints import GRIPPER, Role, Side, arm_name
 from robot.realtime import lower_priority
 from robot.safety.connect import arm_follower
 from robot.safety.counters import SafetyCounters
@@ -69,19 +70,19 @@ class Observation:
     bus_time_s: float  # how long reading every arm took (they are read concurrently)
     frames: SyncedFrames | None = None  # one frame per camera matched to this tick, when there are cameras
 
-    def state(self) -> dict[str, float]:
-        """The 12 follower joint positions, LeRobot's `left_shoulder_pan.pos` keys."""
-        return _flatten(self.followers)
+    def state(self) -> JointValues:
+        """The 12 follower joint positions."""
+        return _values(self.followers)
 
-    def leader_action(self) -> dict[str, float]:
-        """The 12 leader joint positions as an action, same keys."""
+    def leader_action(self) -> JointValues:
+        """The 12 leader joint positions as an action."""
         if not self.leaders:
             raise RobotError("this rig has no leader arms")
-        return _flatten(self.leaders)
+        return _values(self.leaders)
 
 
-def _flatten(readings: Mapping[Side, JointReading]) -> dict[str, float]:
-    return {joint_key(side, j): readings[side].positions[j] for side in Side for j in JOINT_NAMES}
+def _values(readings: Mapping[Side, JointReading]) -> JointValues:
+    return JointValues.from_sides({side: reading.positions for side, reading in readings.items()})
 
 
 def capture_below(camera: CameraConfig, loop_priority: int) -> CameraConfig:
@@ -89,14 +90,6 @@ def capture_below(camera: CameraConfig, loop_priority: int) -> CameraConfig:
     if loop_priority <= 0 or camera.capture.realtime_priority:
         return camera
     return replace(camera, capture=replace(camera.capture, realtime_priority=lower_priority(loop_priority)))
-
-
-def split_action(action: Mapping[str, float]) -> dict[Side, dict[str, float]]:
-    """A 12-key action as one goal per side."""
-    missing = [joint_key(s, j) for s in Side for j in JOINT_NAMES if joint_key(s, j) not in action]
-    if missing:
-        raise ValueError(f"action lacks {', '.join(missing)}")
-    return {side: {j: float(action[joint_key(side, j)]) for j in JOINT_NAMES} for side in Side}
 
 
 class BimanualRig:
@@ -124,8 +117,9 @@ class BimanualRig:
         self.arms: dict[str, SO101Arm] = {
             name: make_arm(Side(name.split("_")[0]), Role(name.split("_")[1]), ports[name]) for name in names
         }
-        # Virtual cameras render what the followers last reported (never bus I/O of their own).
-        self._joint_snapshot: dict[str, float] = {}
+        # Virtual cameras render what the followers last reported (never bus I/O of their own); the
+        # first reading is taken at connect, before any camera starts.
+        self._joint_snapshot: JointValues | None = None
         configs = [capture_below(c, config.realtime_priority) for c in config.cameras] if with_cameras else []
         self.cameras = make_cameras(configs, joint_source=self._joints_for_cameras)
         self.sync = SyncReader(list(self.cameras.values()), config.sync) if self.cameras else None
@@ -133,7 +127,7 @@ class BimanualRig:
         self.guards: dict[Side, ActionGuard] = {}
         self.watch = FollowerWatch({side: arm_name(side, Role.FOLLOWER) for side in Side}, self.safety)
         self.poll_misses = PollMisses()  # a late reply to a status poll is ridden out, a silent motor is not
-        self.rest_pose: dict[Side, dict[str, float]] = {}
+        self.rest_pose: JointValues | None = None  # where the exit's move to rest goes; set at connect
         self.counters = SafetyCounters()
         self._estop = StopFlag()  # set from key hooks and signal handlers: no lock (robot/stop_flag.py)
         self.frozen = False  # an e-stop froze the followers: they keep torque where they are, exit included
@@ -175,13 +169,15 @@ class BimanualRig:
 
     def _arm_safety(self) -> None:
         start = read_all(self.arms)
+        self._joint_snapshot = _values({side: start[arm_name(side, Role.FOLLOWER)] for side in Side})
+        rest = {}
         for side in Side:
             arm = self.follower(side)
             ranges = {j: (c.range_min, c.range_max) for j, c in arm.device.bus.calibration.items()}
             positions = start[arm.name].positions
-            self._joint_snapshot.update({joint_key(side, j): v for j, v in positions.items()})
             armed = arm_follower(arm.name, ranges, self.safety, positions, ramp=self._ramp_at_connect)
-            self.guards[side], self.rest_pose[side] = armed.guard, armed.rest_pose
+            self.guards[side], rest[side] = armed.guard, armed.rest_pose
+        self.rest_pose = JointValues.from_sides(rest)
 
     def disconnect(self) -> None:
         """Leave the followers safe (per `safety.on_exit`), then close everything."""
@@ -249,13 +245,15 @@ class BimanualRig:
         leaders = {
             side: readings[arm_name(side, Role.LEADER)] for side in Side if arm_name(side, Role.LEADER) in readings
         }
-        self._joint_snapshot = _flatten(followers)
+        self._joint_snapshot = _values(followers)
         # The frames nearest the tick among those already captured: no waiting on the control path.
         frames = self.sync.select(start) if self.sync is not None else None
         return Observation(t_s=start, followers=followers, leaders=leaders, bus_time_s=bus_time, frames=frames)
 
-    def _joints_for_cameras(self) -> dict[str, float]:
+    def _joints_for_cameras(self) -> JointValues:
         """The followers' last positions, for virtual cameras (called from their capture threads)."""
+        if self._joint_snapshot is None:
+            raise RobotError("the virtual cameras asked for the followers' pose before the rig connected")
         return self._joint_snapshot
 
     @property
@@ -292,10 +290,8 @@ class BimanualRig:
         """Whether a follower is still being ramped to its source's goals."""
         return any(guard.in_transition for guard in self.guards.values())
 
-    def act(
-        self, action: Mapping[str, float], *, now_s: float | None = None, period_s: float | None = None
-    ) -> dict[str, float]:
-        """Send a 12-key action through the safety layer; returns what was sent.
+    def act(self, action: JointValues, *, now_s: float | None = None, period_s: float | None = None) -> JointValues:
+        """Send both arms' goals through the safety layer; returns what was sent.
 
         `now_s` and `period_s`: the tick's start and nominal interval on the control loop's clock
         (the guards' speed limits are per second of it); outside a loop, now and one period of the rig's `fps`.
@@ -318,7 +314,7 @@ class BimanualRig:
             return held
         if self.hold.end():
             self.begin_transition("hold ended")  # the source's goals moved on while the arms held
-        goals = split_action(action)
+        goals = action.sides()
         # A gripper squeezing too hard is not closed further (robot/safety/gripper_relief.py).
         reliefs = self.reliefs.apply(goals, self.guards)
         self.counters.events.extend(reliefs)
@@ -336,7 +332,7 @@ class BimanualRig:
         )
         self.reliefs.sent({side: sent[arm_name(side, Role.FOLLOWER)][GRIPPER] for side in Side})
         self._poll_health()
-        return {joint_key(side, j): sent[arm_name(side, Role.FOLLOWER)][j] for side in Side for j in JOINT_NAMES}
+        return JointValues.from_sides({side: sent[arm_name(side, Role.FOLLOWER)] for side in Side})
 
     def _poll_health(self) -> None:
         """The followers' status, when due, once this tick's goals are on their way.
@@ -355,14 +351,17 @@ class BimanualRig:
         if due:
             self.watch.update(self.pool.run(due), self.reliefs)
 
-    def _hold(self) -> dict[str, float]:
+    def _hold(self) -> JointValues:
         """Keep the followers where they were when the hold began."""
         pose = self.hold.pose_for(self.guards)
         self.counters.held_ticks += 1
         self.pool.send(
-            {arm_name(side, Role.FOLLOWER): (lambda s=side: self.follower(s).write_joints(pose[s])) for side in Side}
+            {
+                arm_name(side, Role.FOLLOWER): (lambda s=side: self.follower(s).write_joints(pose.side(s)))
+                for side in Side
+            }
         )
-        return {joint_key(side, j): pose[side][j] for side in Side for j in JOINT_NAMES}
+        return pose
 
     def freeze(self, reason: str) -> None:
         """E-stop now, from the control thread: command the present positions and keep torque on.
@@ -389,6 +388,8 @@ class BimanualRig:
         Each arm on its own (robot/safety/rest.py); an e-stop stops both where they are, frozen.
         Returns, per follower, whether its move ran without a bus failure (then it may be released).
         """
+        if self.rest_pose is None:
+            raise RobotError("the rig is not connected: there is no rest pose to go to")
         ramp = self.safety.ramp_speed_deg_s
         fps = self.config.fps
         move = rest_followers(self._followers(), self.guards, self.rest_pose, ramp, self._estop.is_set, fps=fps)

@@ -6,11 +6,11 @@ grippers, but with the arms moving. Fires once per squeeze: both grippers must o
 the next one counts.
 """
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from robot.config_checks import reject_non_finite
-from robot.joints import GRIPPER, JOINT_NAMES, Side, joint_key
+from robot.joint_values import JointValues
+from robot.joints import BODY_JOINTS, GRIPPER, Side
 
 
 @dataclass(frozen=True)
@@ -38,15 +38,15 @@ class GestureDetector:
         self.config = config
         self._since: float | None = None
         self._armed = armed
-        self._previous: tuple[float, Mapping[str, float]] | None = None
+        self._previous: tuple[float, JointValues] | None = None
 
-    def update(self, leaders: Mapping[str, float], t_s: float) -> bool:
+    def update(self, leaders: JointValues, t_s: float) -> bool:
         """True exactly once when a squeeze has been held for `hold_s`."""
         config = self.config
-        previous, self._previous = self._previous, (t_s, dict(leaders))
+        previous, self._previous = self._previous, (t_s, leaders)
         if not config.enabled:
             return False
-        grippers = [leaders[joint_key(side, GRIPPER)] for side in Side]
+        grippers = [leaders[side, GRIPPER] for side in Side]
         if not self._armed:
             if all(g > config.open_above_percent for g in grippers):
                 self._armed = True
@@ -54,12 +54,7 @@ class GestureDetector:
         still = True
         if previous is not None and t_s > previous[0]:
             dt = t_s - previous[0]
-            speeds = [
-                abs(leaders[joint_key(side, j)] - previous[1][joint_key(side, j)]) / dt
-                for side in Side
-                for j in JOINT_NAMES
-                if j != GRIPPER
-            ]
+            speeds = [abs(leaders[side, j] - previous[1][side, j]) / dt for side in Side for j in BODY_JOINTS]
             still = max(speeds) < config.still_below_deg_s
         if all(g < config.closed_below_percent for g in grippers) and still:
             self._since = t_s if self._since is None else self._since

@@ -1,6 +1,7 @@
 """Leader arms as the action source; the rig's transition ramp engages each follower without a jump."""
 
 from robot.errors import ConfigError
+from robot.joint_values import JointValues
 from robot.loop_timer import Tick
 from robot.rig import BimanualRig, Observation
 
@@ -29,7 +30,7 @@ class LeaderSource:
             self._engaged = True
         return self._engaged
 
-    def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The leaders' positions (the rig's safety layer ramps to them while a transition lasts)."""
         return observation.leader_action()
 

@@ -104,9 +104,9 @@ class EpisodeRecorder:
         `events[events_before:]` are the safety events of this step; `held`: the watchdog held the
         followers this tick, so every joint was sent the held pose instead of the request.
         """
-        state_map = step.observation.state()
-        state = np.array([state_map[k] for k in BIMANUAL_KEYS], dtype=np.float32)
-        action = np.array([step.sent[k] for k in BIMANUAL_KEYS], dtype=np.float32)
+        # The dataset's vectors are the joint values' own order (BIMANUAL_KEYS), in float32.
+        state = step.observation.state().vector.astype(np.float32)
+        action = step.sent.vector.astype(np.float32)
         images: dict[str, np.ndarray] = {}
         frames = step.observation.frames
         if frames is not None:

@@ -150,8 +150,7 @@ class RecordingSession:
         """Advance the state machine by one tick, recording the step if an episode is running."""
         self._collect_save()
         now = step.tick.start_s
-        leaders = step.observation.leader_action() if step.observation.leaders else {}
-        squeezed = bool(leaders) and self.gesture.update(leaders, now)
+        squeezed = bool(step.observation.leaders) and self.gesture.update(step.observation.leader_action(), now)
         for key in self.keys.poll():
             self._on_key(key, now)
         if self._finish_when_scored and not self._scoring():

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot.control_loop import Step
+from robot.joint_values import JointValues
 from robot.joints import BIMANUAL_KEYS, GRIPPER
 
 GRIPPER_KEYS = tuple(k for k in BIMANUAL_KEYS if GRIPPER in k)
@@ -55,27 +56,30 @@ class TrackingHook:
         self._late = 0
         self.skip_ticks = skip_ticks
         self.active = active
-        self._previous_sent: dict[str, float] | None = None
+        self._previous_sent: JointValues | None = None
         self._errors: deque[np.ndarray] = deque()
         self._max_step = np.zeros(0)
         self._seen = 0
         self._keys = [k for k in BIMANUAL_KEYS if k not in GRIPPER_KEYS]
+        self._body = np.array([k not in GRIPPER_KEYS for k in BIMANUAL_KEYS])
         self._previous_on_time = True
 
     def on_step(self, step: Step) -> None:
         """Compare this tick's observed followers with last tick's command."""
-        state = step.observation.state()
+        state = step.observation.state().vector[self._body]
+        sent = step.sent.vector[self._body]
         on_time = step.tick.skipped == 0 and step.tick.late_s <= self.late_tolerance_s
         if self._previous_sent is not None and self.active() and not step.stale_observation:
             self._seen += 1
             if self._seen > self.skip_ticks:
-                moved = np.abs([step.sent[k] - self._previous_sent[k] for k in self._keys])
+                previous = self._previous_sent.vector[self._body]
+                moved = np.abs(sent - previous)
                 self._max_step = np.maximum(self._max_step, moved) if self._max_step.size else moved
                 if on_time and self._previous_on_time:
-                    self._errors.append(np.array([state[k] - self._previous_sent[k] for k in self._keys]))
+                    self._errors.append(state - previous)
                 else:
                     self._late += 1
-        self._previous_sent = dict(step.sent)
+        self._previous_sent = step.sent
         # Hooks run once the goals are written: a step still running this long after its tick started
         # stalled somewhere, and its goals had less than a period to act before the next read.
         self._previous_on_time = on_time and time.monotonic() - step.tick.start_s <= self.step_budget_s

@@ -88,7 +88,7 @@ def test_an_unknown_option_is_one_line_with_the_closest_real_ones(args, expected
 def test_every_option_of_a_command_is_known_and_mapping_fields_take_keys():
     names = option_names(DeployConfig)
     assert {"engine.kind", "rig.bus.read_deadline_ms", "dataset.vcodec", "session.num_episodes"} <= names
-    assert unknown_option(DeployConfig, ["--engine.kind=sync", "--fps=30", "--config_path=x.yaml"]) is None
+    assert unknown_option(DeployConfig, ["--engine.kind=sync", "--rig.fps=30", "--config_path=x.yaml"]) is None
     assert unknown_option(DeployConfig, ["--remote.rename_map.overhead=top"]) is None  # a mapping's keys are free
     assert unknown_option(DeployConfig, ["--engine.kind", "sync"]) is None  # the value in the next word
 

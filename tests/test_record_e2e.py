@@ -165,6 +165,8 @@ def test_resume_with_another_camera_set_is_refused_and_changes_nothing(tmp_path,
     )
     assert refused_fps.returncode == 1
     assert "fps" in refused_fps.stderr
+    # --fps is this release's old spelling of --rig.fps: still taken, with one notice.
+    assert "notice: --fps is now spelled --rig.fps" in refused_fps.stderr
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
 
 

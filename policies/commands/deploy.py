@@ -52,6 +52,7 @@ from robot.config import RigConfig
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
+from robot.shell.old_spellings import RIG_RATE
 from robot.signals import StopSignals
 from teleop.dataset_options import DatasetConfig, NoDataset, close_dataset, dataset_writer, upload_if_asked
 from teleop.gesture import GestureConfig
@@ -62,6 +63,8 @@ from teleop.recording_run import RecordingRun, RunPlan
 from teleop.run_report import describe_open
 from teleop.session import SessionConfig
 from teleop.session_links import EpisodeRules
+
+OLD_SPELLINGS = RIG_RATE  # --fps, now --rig.fps (robot/shell/old_spellings.py)
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,6 @@ class DeployConfig:
     remote: RemoteEngineConfig | None = None
     dataset: DatasetConfig = field(default_factory=lambda: DatasetConfig(repo_id="local/so101_eval"))
     session: SessionConfig = field(default_factory=lambda: SessionConfig(num_episodes=10, episode_s=30.0))
-    # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
-    fps: int | None = None
     # Record the rollouts into the evaluation dataset (off: run only)
     record: bool = True
     # Take over a rollout with the leader arms, correct it, hand it back (--correction.enabled=true)
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops, a save in progress completes
 
     def body() -> int:
-        config = parse_command(DeployConfig, argv)
+        config = parse_command(DeployConfig, argv, old_spellings=OLD_SPELLINGS)
         return _deploy(config, Console(), stops)  # a PolicyError is the shell's one error line, exit 1
 
     return run_command(body, stops, argv)

@@ -15,7 +15,8 @@ from robot.feetech.calibration_files import (
     calibration_root,
     load_calibration,
 )
-from robot.joints import BIMANUAL_KEYS, GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.joint_values import JointValues
+from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name
 from robot.virtual.precalibrated import factory_calibration
 
 
@@ -42,15 +43,11 @@ def dry_calibrations(rig: RigConfig) -> dict[Side, ArmCalibration]:
     return found
 
 
-def start_pose(data: np.ndarray | None, actions: np.ndarray) -> dict[Side, dict[str, float]]:
-    """Where dry arms stand at an episode's start: its first recorded state (else its first action)."""
+def start_pose(data: np.ndarray | None, actions: np.ndarray) -> JointValues:
+    """Where dry arms stand at an episode's start: its first recorded state (else its first action).
+
+    A joint the recording lacks stands mid-range (the gripper half open).
+    """
     first = actions[0] if data is None else np.where(np.isnan(data[0]), actions[0], data[0])
-    values = dict(zip(BIMANUAL_KEYS, first, strict=True))
-    middle = {j: 50.0 if j == GRIPPER else 0.0 for j in JOINT_NAMES}
-    return {
-        side: {
-            j: middle[j] if np.isnan(values[joint_key(side, j)]) else float(values[joint_key(side, j)])
-            for j in JOINT_NAMES
-        }
-        for side in Side
-    }
+    middle = JointValues(np.array([[50.0 if j == GRIPPER else 0.0 for j in JOINT_NAMES]] * len(Side)))
+    return JointValues.from_vector(first).fill_missing(middle)

@@ -73,7 +73,6 @@ class TickLog:
         events = self.rig.counters.events
         self._events.extend(_frame_event(frame, e) for e in events[self._seen_events :])
         self._seen_events = len(events)
-        state = step.observation.state()
         self._rows.append(
             (
                 frame,
@@ -81,9 +80,9 @@ class TickLog:
                 step.tick.late_s,
                 step.tick.skipped,
                 wall,
-                [step.requested[k] for k in BIMANUAL_KEYS],
-                [step.sent[k] for k in BIMANUAL_KEYS],
-                [state[k] for k in BIMANUAL_KEYS],
+                step.requested.vector,
+                step.sent.vector,
+                step.observation.state().vector,
                 step.stale_observation,
                 self.facts(),
             )

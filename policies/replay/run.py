@@ -35,7 +35,8 @@ from policies.replay.sources import EaseInSource, PolicyReplaySource, RecordedAc
 from robot.control_loop import ControlLoop, Step
 from robot.feetech.calibration_files import calibration_root
 from robot.feetech.dry_arm import DRY_PORT, DryArm, dry_arm_factory
-from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Role, Side, arm_name, joint_key
+from robot.joint_values import JointValues
+from robot.joints import GRIPPER, JOINT_NAMES, Role, Side, arm_name, joint_key
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
 from robot.safety.config import ExitMode
@@ -43,6 +44,7 @@ from robot.signals import StopSignals
 from teleop.keys import Key, KeyReader
 
 logger = logging.getLogger(__name__)
+_BODY_COLUMNS = [i for i, joint in enumerate(JOINT_NAMES) if joint != GRIPPER]
 EASE_IN_TIMEOUT_S = 30.0  # the followers must reach an episode's first action within this, s
 
 
@@ -71,13 +73,13 @@ class EaseInSteps:
     def __init__(self, rig: BimanualRig) -> None:
         self.ticks = 0
         self.max_step_deg = 0.0
-        self._body = [key for key in BIMANUAL_KEYS if not key.endswith("gripper.pos")]
-        self._last = {joint_key(side, j): v for side in Side for j, v in rig.guards[side].last_sent.items()}
+        self._last = JointValues.from_sides({side: rig.guards[side].last_sent for side in Side})
 
     def on_step(self, step: Step) -> None:
         """Compare this tick's goals with the last tick's."""
-        self.max_step_deg = max(self.max_step_deg, max(abs(step.sent[k] - self._last[k]) for k in self._body))
-        self._last = dict(step.sent)
+        moved = np.abs(step.sent.array - self._last.array)[:, _BODY_COLUMNS]
+        self.max_step_deg = max(self.max_step_deg, float(moved.max()))
+        self._last = step.sent
 
 
 class Replayer:

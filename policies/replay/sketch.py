@@ -17,7 +17,7 @@ import numpy as np
 from policies.replay.pacing import SimulatedClock
 from robot.cameras.virtual.scene import VirtualScene
 from robot.cameras.virtual.views import OverheadRenderer
-from robot.joints import BIMANUAL_KEYS
+from robot.joint_values import JointValues
 
 _LABEL_RGB = (255, 255, 255)
 
@@ -41,12 +41,12 @@ def overhead_sketches(
     if not wanted:
         return {}
     clock = SimulatedClock(0.0)
-    pose: dict[str, float] = {}
-    scene = VirtualScene(lambda: pose, clock=clock)
+    pose = [JointValues.from_vector(commanded[0])]
+    scene = VirtualScene(lambda: pose[0], clock=clock)
     renderer = OverheadRenderer(scene.layout, width, height)
     out: dict[int, np.ndarray] = {}
     for k in range(min(max(wanted) + 1, len(commanded))):
-        pose.update(zip(BIMANUAL_KEYS, (float(v) for v in commanded[k]), strict=True))
+        pose[0] = JointValues.from_vector(commanded[k])
         clock.now_s = k / fps
         state = scene.observe()
         if k in wanted:

@@ -19,15 +19,16 @@ import numpy as np
 
 from policies.engine import InferenceEngine, PolicyInput
 from robot.control_loop import Tick
+from robot.joint_values import JointValues
 from robot.joints import BIMANUAL_KEYS
 from robot.rig import Observation
 
 Done = Callable[[], None]
 
 
-def _goal(row: np.ndarray, hold: Mapping[str, float]) -> dict[str, float]:
-    """A 12-key goal from one target row; NaN (a joint the dataset does not drive) holds."""
-    return {key: hold[key] if np.isnan(value) else float(value) for key, value in zip(BIMANUAL_KEYS, row, strict=True)}
+def _goal(row: np.ndarray, hold: JointValues) -> JointValues:
+    """The goal of one target row; NaN (a joint the dataset does not drive) holds."""
+    return JointValues.from_vector(row).fill_missing(hold)
 
 
 class RecordedActionSource:
@@ -39,9 +40,9 @@ class RecordedActionSource:
         self.actions = actions
         self.on_done = on_done
         self.frame = -1  # the frame of the last action returned
-        self.hold: dict[str, float] | None = None
+        self.hold: JointValues | None = None
 
-    def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """Frame k's action at the k-th tick."""
         if self.hold is None:
             self.hold = observation.state()
@@ -100,14 +101,14 @@ class PolicyReplaySource:
         self.dataset_fps = dataset_fps
         self.driven = np.ones(len(BIMANUAL_KEYS), bool) if driven is None else driven
         self.frame = -1
-        self.hold: dict[str, float] | None = None
-        self.last_goal: dict[str, float] | None = None
+        self.hold: JointValues | None = None
+        self.last_goal: JointValues | None = None
         self.facts: PolicyFacts | None = None
         self._first_images: Mapping[str, np.ndarray] | None = None
 
     def _inputs(self, k: int) -> PolicyInput:
-        hold = self.hold or {}
-        state = np.array(list(_goal(self.states[k], hold).values()), dtype=np.float32)
+        recorded = JointValues.from_vector(self.states[k])
+        state = (recorded if self.hold is None else recorded.fill_missing(self.hold)).vector.astype(np.float32)
         if k == 0 and self._first_images is not None:
             images = self._first_images
         else:
@@ -118,16 +119,16 @@ class PolicyReplaySource:
     def prime(self, observation: Observation) -> None:
         """Have the engine compute its first chunk now, before the loop (engines that can)."""
         self.hold = observation.state()
-        self.last_goal = dict(self.hold)
+        self.last_goal = self.hold
         prime = getattr(self.engine, "prime", None)
         if prime is not None:
             prime(self._inputs(0))
 
-    def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The engine's action for the recorded frame of this tick, or the last goal when none is ready."""
         if self.hold is None:
             self.hold = observation.state()
-            self.last_goal = dict(self.hold)
+            self.last_goal = self.hold
         self.frame += 1
         k = self.frame
         inputs = self._inputs(k)
@@ -138,7 +139,7 @@ class PolicyReplaySource:
             self.on_done()
         if result is None:
             self.facts = PolicyFacts(k, True, None, None, None, None, call_s)
-            return dict(self.last_goal or self.hold)
+            return self.last_goal or self.hold
         row = np.where(self.driven, np.asarray(result.values, dtype=np.float64), np.nan)
         goal = _goal(row, self.hold)
         self.last_goal = goal
@@ -163,12 +164,12 @@ class EaseInSource:
         self.in_transition = in_transition
         self.on_done = on_done
         self.settle_ticks = max(1, round(settle_s * fps))
-        self.hold: dict[str, float] | None = None
+        self.hold: JointValues | None = None
         self.ticks = 0
         self.engaged = False  # the followers were commanded the target pose (the ramp is over)
         self._engaged_ticks = 0
 
-    def action(self, observation: Observation, tick: Tick) -> dict[str, float]:
+    def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The target pose (joints the dataset does not drive hold where they were)."""
         if self.hold is None:
             self.hold = observation.state()

@@ -26,12 +26,16 @@ from robot.doctor import CheckRow, Status, run_checks
 from robot.errors import ConfigError
 from robot.lerobot_edge import lerobot_home
 from robot.rig_ports import rig_ports
+from robot.shell.old_spellings import RIG_RATE
 from robot.signals import StopSignals
 
 _STYLE = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "bold red"}
 
 
 DOCTOR_CODECS = ("libsvtav1", "h264")  # what so101-record writes
+
+
+OLD_SPELLINGS = RIG_RATE  # --fps, now --rig.fps (robot/shell/old_spellings.py)
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,6 @@ class DoctorConfig:
     dataset: DoctorDatasetOptions = field(default_factory=DoctorDatasetOptions)
     # Print the rows as JSON instead of a table
     json: bool = False
-    # The recording's frame rate for the encode-speed check, Hz; default the rig file's `fps`
-    fps: int | None = None
 
     def __post_init__(self) -> None:
         reject_non_finite(self, "")
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of so101-doctor."""
 
     def body() -> int:
-        config = parse_command(DoctorConfig, argv)
+        config = parse_command(DoctorConfig, argv, old_spellings=OLD_SPELLINGS)
         console = Console(stderr=config.json)
         dataset_root = config.dataset.root or lerobot_home()
         with rig_ports(config.rig) as found:

@@ -23,6 +23,7 @@ from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 
 from robot.arm import ArmHealth, JointPositions, JointReading
 from robot.errors import ArmConnectionError, ArmRef
+from robot.joint_values import JointValues
 from robot.joints import GRIPPER, JOINT_NAMES, MOTOR_IDS, Role, Side, arm_name
 
 logger = logging.getLogger(__name__)
@@ -134,7 +135,7 @@ class DryArm:
 
 def dry_arm_factory(
     calibrations: Mapping[Side, Mapping[str, MotorCalibration]],
-    starts: Mapping[Side, Mapping[str, float]] | None = None,
+    starts: JointValues | None = None,
     calibration_dir: Path | None = None,
 ) -> Callable[[Side, Role, str], DryArm]:
     """An `arm_factory` for `BimanualRig` that makes dry followers (leaders are not supported)."""
@@ -144,6 +145,7 @@ def dry_arm_factory(
             raise ArmConnectionError(
                 ArmRef(arm_name(side, role), DRY_PORT), "dry arms stand in for followers only", "use with_leaders=False"
             )
-        return DryArm(side, calibrations[side], start=(starts or {}).get(side), calibration_dir=calibration_dir)
+        start = None if starts is None else starts.side(side)
+        return DryArm(side, calibrations[side], start=start, calibration_dir=calibration_dir)
 
     return make

@@ -8,6 +8,7 @@ The end of a hold is a transition (the rig begins one): the source's goals moved
 
 from collections.abc import Mapping
 
+from robot.joint_values import JointValues
 from robot.joints import Side
 from robot.safety.guard import ActionGuard
 
@@ -16,12 +17,12 @@ class Hold:
     """The rig's watchdog hold. One thread (the rig's)."""
 
     def __init__(self) -> None:
-        self.pose: dict[Side, dict[str, float]] | None = None  # None: no hold on
+        self.pose: JointValues | None = None  # None: no hold on
 
-    def pose_for(self, guards: Mapping[Side, ActionGuard]) -> dict[Side, dict[str, float]]:
+    def pose_for(self, guards: Mapping[Side, ActionGuard]) -> JointValues:
         """The pose to hold this tick: the guards' last goals when the hold began."""
         if self.pose is None:
-            self.pose = {side: dict(guard.last_sent) for side, guard in guards.items()}
+            self.pose = JointValues.from_sides({side: guard.last_sent for side, guard in guards.items()})
         return self.pose
 
     def end(self) -> bool:

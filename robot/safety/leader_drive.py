@@ -20,6 +20,7 @@ from typing import Protocol
 
 from robot.arm import JointPositions, JointReading
 from robot.errors import RobotError
+from robot.joint_values import JointValues
 from robot.joints import GRIPPER, JOINT_NAMES, Side
 from robot.safety.config import SafetyConfig
 from robot.safety.guard import ActionGuard
@@ -61,7 +62,7 @@ class LeaderDrive:
         self.guards: dict[Side, ActionGuard] = {}
         self.driving = False  # torque is on and goals are being sent
 
-    def begin(self, present: Mapping[Side, Mapping[str, float]]) -> None:
+    def begin(self, present: JointValues) -> None:
         """Torque on at the leaders' present pose; the next `step`s ramp from there.
 
         Raises:
@@ -69,8 +70,8 @@ class LeaderDrive:
         """
         self.guards = {}
         for side, leader in self.leaders.items():
-            guard = ActionGuard(leader.name, self.limits[side], self.safety, present[side])
-            guard.reset(present[side])
+            guard = ActionGuard(leader.name, self.limits[side], self.safety, present.side(side))
+            guard.reset(present.side(side))
             guard.begin_transition("driving the leader to its follower")
             self.guards[side] = guard
         try:
@@ -81,39 +82,30 @@ class LeaderDrive:
             raise
         self.driving = True
 
-    def step(
-        self, target: Mapping[Side, Mapping[str, float]], now_s: float, period_s: float
-    ) -> dict[Side, dict[str, float]]:
+    def step(self, target: JointValues, now_s: float, period_s: float) -> JointValues:
         """Send each leader one ramp step toward `target`; returns the goals sent."""
         sent = {}
         for side, leader in self.leaders.items():
-            goal = self.guards[side].filter(target[side], now_s, period_s).sent
+            goal = self.guards[side].filter(target.side(side), now_s, period_s).sent
             sent[side] = leader.write_joints(goal)
-        return sent
+        return JointValues.from_sides(sent)
 
-    def arrived(
-        self,
-        readings: Mapping[Side, Mapping[str, float]],
-        target: Mapping[Side, Mapping[str, float]],
-        tolerance_deg: float,
-    ) -> bool:
+    def arrived(self, readings: JointValues, target: JointValues, tolerance_deg: float) -> bool:
         """Whether every leader joint reads within `tolerance_deg` of the target (the gripper: percent)."""
-        for side in self.leaders:
-            for joint in JOINT_NAMES:
-                aim = self.limits[side].clamp(joint, target[side][joint])  # where the guard lets it go
-                if abs(readings[side][joint] - aim) > tolerance_deg:
-                    return False
-        return True
+        return all(gap <= tolerance_deg for gap, _, _ in self._gaps(readings, target))
 
-    def distance(self, readings: Mapping[Side, Mapping[str, float]], target: Mapping[Side, Mapping[str, float]]) -> str:
+    def distance(self, readings: JointValues, target: JointValues) -> str:
         """The joint furthest from the target, for a message ("left elbow_flex 7.2 deg away")."""
-        worst = max(
-            ((side, joint) for side in self.leaders for joint in JOINT_NAMES),
-            key=lambda sj: abs(readings[sj[0]][sj[1]] - self.limits[sj[0]].clamp(sj[1], target[sj[0]][sj[1]])),
-        )
-        side, joint = worst
-        gap = abs(readings[side][joint] - self.limits[side].clamp(joint, target[side][joint]))
+        gap, side, joint = max(self._gaps(readings, target))
         return f"{side} {joint} {gap:.1f} {'%' if joint == GRIPPER else 'deg'} away"
+
+    def _gaps(self, readings: JointValues, target: JointValues) -> list[tuple[float, Side, str]]:
+        """Each leader joint's distance from where its guard lets the target go."""
+        return [
+            (abs(readings[side, joint] - self.limits[side].clamp(joint, target[side, joint])), side, joint)
+            for side in self.leaders
+            for joint in JOINT_NAMES
+        ]
 
     def release(self) -> None:
         """Torque off on both leaders (each on its own: one failed bus does not keep the other stiff).

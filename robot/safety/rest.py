@@ -16,6 +16,7 @@ from typing import Protocol
 
 from robot.arm import JointPositions, JointReading
 from robot.errors import RobotError
+from robot.joint_values import JointValues
 from robot.joints import GRIPPER, JOINT_NAMES, Side
 from robot.safety.config import ExitMode
 from robot.safety.guard import ActionGuard
@@ -115,7 +116,7 @@ def rests_at_exit(on_exit: ExitMode, *, frozen: bool, stopped: bool) -> bool:
 def rest_followers(
     followers: Mapping[Side, RestingArm],
     guards: Mapping[Side, ActionGuard],
-    rest_pose: Mapping[Side, Mapping[str, float]],
+    rest_pose: JointValues,
     ramp_speed_deg_s: float,
     stop: Callable[[], bool],
     *,
@@ -130,7 +131,7 @@ def rest_followers(
     move = move_to_rest(
         {name: followers[side] for name, side in side_of.items()},
         {name: guards[side].last_sent for name, side in side_of.items()},
-        {name: rest_pose[side] for name, side in side_of.items()},
+        {name: rest_pose.side(side) for name, side in side_of.items()},
         ramp_speed_deg_s,
         stop,
         fps=fps,

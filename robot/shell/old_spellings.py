@@ -15,6 +15,9 @@ from robot.shell.say import say
 
 OPTIONS_FLAG = "--options_path"
 OPTIONS_FILE = {"--config_path": OPTIONS_FLAG}  # the old spelling in the commands without a rig file
+# The control rate is the rig's (`--rig.fps`, the rig file's field): teleop, record, deploy and the
+# doctor took it as `--fps`. The replay's `--fps` stays its own: the rate a recording is replayed at.
+RIG_RATE = {"--fps": "--rig.fps"}
 
 
 def renamed(argv: list[str], old: Mapping[str, str]) -> list[str]:

@@ -27,6 +27,7 @@ from robot.config import RigConfig
 from robot.errors import ConfigError
 from robot.rig import BimanualRig
 from robot.rig_ports import rig_ports
+from robot.shell.old_spellings import RIG_RATE
 from robot.signals import StopSignals
 from robot.virtual.config import VirtualOperator
 from teleop.dataset.writer_process import DatasetWriter
@@ -43,6 +44,8 @@ from teleop.session import SessionConfig
 from teleop.session_links import EpisodeRules
 from teleop.table_writer import table_writer
 
+OLD_SPELLINGS = RIG_RATE  # --fps, now --rig.fps (robot/shell/old_spellings.py)
+
 
 @dataclass(frozen=True)
 class RecordConfig:
@@ -55,8 +58,6 @@ class RecordConfig:
     gesture: GestureConfig = field(default_factory=GestureConfig)
     # A browser page with the cameras and the joint traces while recording (off by default)
     view: LiveViewConfig = field(default_factory=LiveViewConfig)
-    # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
-    fps: int | None = None
     # Virtual rig only: what the scripted operator's hands do on the leaders (fold_task: the table is
     # tidied per episode and each episode's card gets the cloth's ground truth)
     virtual_operator: VirtualOperator = VirtualOperator.FOLD_TASK
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops, a save in progress completes
 
     def body() -> int:
-        config = parse_command(RecordConfig, argv)
+        config = parse_command(RecordConfig, argv, old_spellings=OLD_SPELLINGS)
         console = Console()
         writer = dataset_writer(config.dataset, config.rig)
         before = writer.open()

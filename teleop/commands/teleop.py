@@ -30,6 +30,7 @@ from robot.errors import ConfigError
 from robot.loop_timer import LoopStats
 from robot.rig import BimanualRig, SafetyStopError
 from robot.rig_ports import rig_ports
+from robot.shell.old_spellings import RIG_RATE
 from robot.signals import StopSignals
 from robot.stop_flag import StopFlag
 from robot.virtual.config import VirtualOperator
@@ -41,14 +42,14 @@ from teleop.status_line import StatusLine
 from teleop.stop_reason import StopKind, StopReason
 from teleop.tracking import TrackingHook
 
+OLD_SPELLINGS = RIG_RATE  # --fps, now --rig.fps (robot/shell/old_spellings.py)
+
 
 @dataclass(frozen=True)
 class TeleopConfig:
     """Options of so101-teleop (the rig comes from --config_path)."""
 
     rig: RigConfig = field(default_factory=RigConfig)
-    # Control rate, Hz, for this run only; default the rig file's `fps` (every consumer reads it from the rig)
-    fps: int | None = None
     # Stop after this many seconds; 0 runs until Ctrl-C
     duration_s: float = 0.0
     # Virtual rig only: what the scripted operator's hands do on the leaders
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     stops = StopSignals()  # SIGINT, SIGTERM, SIGHUP: the loop stops at its next tick, then the safe exit
 
     def body() -> int:
-        config = parse_command(TeleopConfig, argv)
+        config = parse_command(TeleopConfig, argv, old_spellings=OLD_SPELLINGS)
         console = Console(stderr=config.json)
         with rig_ports(config.rig) as found:
             found.start_operator(config.virtual_operator)

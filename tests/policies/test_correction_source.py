@@ -13,11 +13,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from types import SimpleNamespace
 
+import numpy as np
+
 from policies.correction import Control, CorrectionConfig, CorrectionSource
 from policies.rollout import RolloutSource
 from robot.arm import JointReading
 from robot.errors import RobotError
-from robot.joints import GRIPPER, JOINT_NAMES, Side, joint_key
+from robot.joint_values import JointValues
+from robot.joints import GRIPPER, JOINT_NAMES, Side
 from tests.support.observations import Driver, observation, tick
 
 
@@ -69,14 +72,14 @@ def test_leaders_that_cannot_be_driven_leave_the_followers_holding_until_the_han
     correction, said = source(rig, handover_timeout_s=0.5)
     correction.action(with_leaders(0, 50.0), tick(0))  # the policy acts
     correction.toggle()
-    held = {joint_key(side, j): 5.0 for side in Side for j in JOINT_NAMES}
+    held = JointValues(np.full((2, 6), 5.0))
     for index in range(1, 61):  # two seconds, four times the handover timeout
-        assert dict(correction.action(with_leaders(index, 50.0), tick(index))) == held
+        assert correction.action(with_leaders(index, 50.0), tick(index)) == held
         assert correction.control is Control.HANDOVER
     assert any("cannot be driven" in line and "hand back with c or Tab" in line for line in said), said
     assert not any("you have the arms" in line for line in said), said
     correction.toggle()
-    assert set(correction.action(with_leaders(61, 50.0), tick(61)).values()) == {99.0}  # the policy again
+    assert set(correction.action(with_leaders(61, 50.0), tick(61)).vector) == {99.0}  # the policy again
     assert correction.control is Control.POLICY
 
 

@@ -25,7 +25,7 @@ from policies.engines.remote_wire import (
 from policies.errors import PolicyError, RemotePolicyError
 from policies.testing.tiny_policies import TEST_CAMERAS, write_tiny_act
 from robot.errors import ConfigError
-from robot.joints import BIMANUAL_KEYS
+from robot.joints import BIMANUAL_KEYS, Side
 from tests.support.checkpoints import TINY_ACT_CHUNK
 from tests.support.policy_inputs import synthetic_input
 
@@ -329,10 +329,10 @@ def test_lerobots_policy_server_drives_our_control_loop_on_the_virtual_rig(polic
     assert stats.latency_p50_s > 0
 
     # Starved ticks at the start hold the pose the followers started in.
-    start_pose = np.array([log.steps[0].observation.state()[k] for k in BIMANUAL_KEYS], dtype=np.float32)
+    start_pose = log.steps[0].observation.state().vector.astype(np.float32)
     first_served = starved.index(False)
     for step in log.steps[:first_served]:
-        np.testing.assert_array_equal([step.requested[k] for k in BIMANUAL_KEYS], start_pose)
+        np.testing.assert_array_equal(step.requested.vector, start_pose)
 
     # Every action is the policy's post-processed output for the observation of its chunk's tick, at
     # the right offset: chunks are aligned by tick index (REPLACE: nothing blended in this test).
@@ -348,7 +348,7 @@ def test_lerobots_policy_server_drives_our_control_loop_on_the_virtual_rig(polic
         assert 0 <= index < LOOP_CHUNK
         if observed_at not in chunks:
             chunks[observed_at] = server_chunk(policy, pre, post, source.inputs(by_tick[observed_at].observation))
-        requested = np.array([step.requested[k] for k in BIMANUAL_KEYS])
+        requested = step.requested.vector
         assert np.isfinite(requested).all()
         np.testing.assert_allclose(requested, chunks[observed_at][index], rtol=1e-4, atol=1e-3)
 
@@ -357,12 +357,11 @@ def test_lerobots_policy_server_drives_our_control_loop_on_the_virtual_rig(polic
     body = [i for i, k in enumerate(BIMANUAL_KEYS) if "gripper" not in k]
     previous = None
     for step in log.steps:
-        sent = np.array([step.sent[k] for k in BIMANUAL_KEYS])
+        sent = step.sent.vector
         assert np.isfinite(sent).all()
         for side, side_limits in limits.items():
-            for key, value in step.sent.items():
-                if key.startswith(f"{side}_"):
-                    assert side_limits.contains(key.removeprefix(f"{side}_").removesuffix(".pos"), value)
+            for joint, value in step.sent.side(Side(side)).items():
+                assert side_limits.contains(joint, value)
         if previous is not None:
             # The cap applies to the goal; converting it to encoder steps may add half a step (0.044°).
             assert np.abs(sent[body] - previous[body]).max() <= 12.0 + 360 / 4096

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from robot.joint_values import JointValues
 from robot.joints import JOINT_NAMES, Role, Side, arm_name
 from robot.rig import BimanualRig
 from tests.support.rig_reads import goals, torque
@@ -18,12 +19,11 @@ STEPS_PER_DEG = 4095 / 360
 LEADERS = [arm_name(side, Role.LEADER) for side in Side]
 
 
-def leader_pose(rig: BimanualRig) -> dict[Side, dict[str, float]]:
-    observation = rig.observe()
-    return {side: dict(observation.leaders[side].positions) for side in Side}
+def leader_pose(rig: BimanualRig) -> JointValues:
+    return rig.observe().leader_action()
 
 
-def drive(rig: BimanualRig, model, target: dict[Side, dict[str, float]], ticks: int) -> tuple[list, bool]:
+def drive(rig: BimanualRig, model, target: JointValues, ticks: int) -> tuple[list, bool]:
     """Tick the drive toward `target` at 30 Hz; returns each leader's goal registers per tick and arrival."""
     drive = rig.leader_drive()
     drive.begin(leader_pose(rig))
@@ -39,14 +39,14 @@ def drive(rig: BimanualRig, model, target: dict[Side, dict[str, float]], ticks: 
     return seen, False
 
 
-def far_target(rig: BimanualRig) -> dict[Side, dict[str, float]]:
+def far_target(rig: BimanualRig) -> JointValues:
     """The leaders' pose with shoulder_pan and elbow_flex 40 degrees toward the middle, the gripper 30 % over."""
     target = leader_pose(rig)
     for side in Side:
         for joint in ("shoulder_pan", "elbow_flex"):
-            here = target[side][joint]
-            target[side][joint] = here + (40.0 if here < 0 else -40.0)
-        target[side]["gripper"] = min(90.0, target[side]["gripper"] + 30.0)
+            here = target[side, joint]
+            target = target.with_joint(side, joint, here + (40.0 if here < 0 else -40.0))
+        target = target.with_joint(side, "gripper", min(90.0, target[side, "gripper"] + 30.0))
     return target
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from robot.errors import MotorMissingError, MotorTimeoutError
+from robot.joint_values import JointValues
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side
 from robot.rig import BimanualRig, SafetyStopError
 from robot.safety.config import ExitMode
@@ -26,8 +27,9 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "hardware_configs" / "scenario
 def test_observe_reads_twelve_follower_and_twelve_leader_joints(rig_setup):
     with rig_setup() as rig:
         obs = rig.observe()
-        assert list(obs.state()) == list(BIMANUAL_KEYS)
-        assert list(obs.leader_action()) == list(BIMANUAL_KEYS)
+        assert list(obs.state().to_flat()) == list(BIMANUAL_KEYS)
+        assert list(obs.leader_action().to_flat()) == list(BIMANUAL_KEYS)
+        assert obs.state().side(Side.RIGHT) == obs.followers[Side.RIGHT].positions
         assert obs.bus_time_s > 0
 
 
@@ -48,11 +50,9 @@ def test_nan_never_reaches_the_bus(live_model, rig_setup):
         rig.act(state)
         before = goals(live_model, "left_follower")
         live_model.trace.clear()
-        action = dict(state)
-        action["left_elbow_flex.pos"] = math.nan
-        action["right_gripper.pos"] = math.inf
+        action = state.with_joint(Side.LEFT, "elbow_flex", math.nan).with_joint(Side.RIGHT, "gripper", math.inf)
         sent = rig.act(action)
-        assert all(math.isfinite(v) for v in sent.values())
+        assert np.isfinite(sent.array).all()
         assert goals(live_model, "left_follower") == before
         kinds = {(e.arm, e.kind) for e in rig.counters.events}
         assert ("left_follower", Intervention.NON_FINITE) in kinds
@@ -64,7 +64,7 @@ def test_out_of_range_goal_is_clamped_and_nothing_beyond_is_sent(live_model, rig
     with rig_setup(max_step_deg=400, max_velocity_deg_s=1e5) as rig:
         engage(rig)
         time.sleep(1 / 30)
-        action = rig.observe().state() | {"left_shoulder_lift.pos": 300.0}
+        action = rig.observe().state().with_joint(Side.LEFT, "shoulder_lift", 300.0)
         rig.act(action)
         cal = rig.follower(Side.LEFT).device.bus.calibration
         goal = goals(live_model, "left_follower")[JOINT_NAMES.index("shoulder_lift")]
@@ -77,18 +77,17 @@ def test_a_jump_is_spread_over_ticks(rig_setup):
         time.sleep(1 / 30)
         # Steps count from the last goal sent, not from where the follower is (a loaded joint rests off
         # its goal: gravity's give and the gearbox play).
-        last = rig.act(rig.observe().state())["right_wrist_flex.pos"]
+        last = rig.act(rig.observe().state())[Side.RIGHT, "wrist_flex"]
         time.sleep(1 / 30)  # a whole tick for the step (the velocity cap would allow less sooner)
-        sent = rig.act(rig.observe().state() | {"right_wrist_flex.pos": last + 40.0})
-        assert sent["right_wrist_flex.pos"] == pytest.approx(last + 5.0, abs=360 / 4096)  # on the encoder grid
+        sent = rig.act(rig.observe().state().with_joint(Side.RIGHT, "wrist_flex", last + 40.0))
+        assert sent[Side.RIGHT, "wrist_flex"] == pytest.approx(last + 5.0, abs=360 / 4096)  # on the encoder grid
 
 
 def test_estop_freezes_with_torque_on_and_nothing_moves_after_it(live_model, rig_setup):
     rig = rig_setup()  # on_exit defaults to rest_then_release: an e-stop overrides it
     rig.connect()
     start = rig.observe().state()
-    target = dict(start)
-    target["left_elbow_flex.pos"] += 20.0
+    target = start.with_joint(Side.LEFT, "elbow_flex", start[Side.LEFT, "elbow_flex"] + 20.0)
     for _ in range(15):
         rig.act(target)
         time.sleep(1 / 30)
@@ -109,9 +108,8 @@ def test_a_failed_bus_on_the_way_to_rest_stops_only_its_own_arm(live_model, rig_
     rig = rig_setup()
     rig.connect()
     engage(rig)
-    moved = rig.observe().state()
-    moved["left_elbow_flex.pos"] += 10.0
-    moved["right_elbow_flex.pos"] += 10.0
+    state = rig.observe().state()
+    moved = JointValues(state.array + [[0, 0, 10.0, 0, 0, 0]] * 2)  # both elbows 10 degrees on
     for _ in range(30):
         rig.act(moved)
         time.sleep(1 / 30)
@@ -139,13 +137,12 @@ def test_a_hold_released_toward_a_far_goal_ramps_to_it(live_model, rig_setup):
         motor.set_temperature(58.0)
         period = 1 / 30
         now = time.monotonic()
-        far = dict(state)
-        here = state["left_shoulder_lift.pos"]
-        far["left_shoulder_lift.pos"] = here + (60.0 if here < 0 else -60.0)  # toward the middle of its range
-        assert rig.guards[Side.LEFT].limits.contains("shoulder_lift", far["left_shoulder_lift.pos"])
+        here = state[Side.LEFT, "shoulder_lift"]
+        far = state.with_joint(Side.LEFT, "shoulder_lift", here + (60.0 if here < 0 else -60.0))  # toward the middle
+        assert rig.guards[Side.LEFT].limits.contains("shoulder_lift", far[Side.LEFT, "shoulder_lift"])
         lift = JOINT_NAMES.index("shoulder_lift")
 
-        def tick(goal: dict) -> None:
+        def tick(goal: JointValues) -> None:
             nonlocal now
             now += period
             time.sleep(max(0.0, now - time.monotonic()))
@@ -195,19 +192,19 @@ def test_watchdog_holds_a_warm_arm(live_model, rig_setup):
         live_model.buses["left_follower"].motor(3).set_temperature(58.0)
         time.sleep(rig.config.bus.status_poll_period_s + 0.05)
         rig.act(rig.observe().state())  # the status poll after this tick's goals finds the warm motor
-        moved = dict(state)
-        moved["left_shoulder_pan.pos"] += 8.0
+        pan = state[Side.LEFT, "shoulder_pan"]
+        moved = state.with_joint(Side.LEFT, "shoulder_pan", pan + 8.0)
         rig.observe()
         sent = rig.act(moved)
-        assert sent["left_shoulder_pan.pos"] == pytest.approx(state["left_shoulder_pan.pos"], abs=0.2)
+        assert sent[Side.LEFT, "shoulder_pan"] == pytest.approx(pan, abs=0.2)
         assert rig.counters.held_ticks == 1
         live_model.buses["left_follower"].motor(3).set_temperature(40.0)
         time.sleep(rig.config.bus.status_poll_period_s + 0.05)
         rig.observe()
-        assert rig.act(moved)["left_shoulder_pan.pos"] == pytest.approx(state["left_shoulder_pan.pos"], abs=0.2)
+        assert rig.act(moved)[Side.LEFT, "shoulder_pan"] == pytest.approx(pan, abs=0.2)
         assert rig.counters.held_ticks == 2  # still held: the poll that finds it cool comes after the goals
         rig.observe()
-        released = rig.act(moved)["left_shoulder_pan.pos"] - state["left_shoulder_pan.pos"]
+        released = rig.act(moved)[Side.LEFT, "shoulder_pan"] - pan
         assert 0.5 < released <= rig.safety.ramp_speed_deg_s / 30 + 0.1  # a hold's end is a transition: ramped
         assert rig.in_transition
 
@@ -283,23 +280,22 @@ def test_a_gripper_closing_fast_in_free_air_is_not_relieved(rig_setup):
     window_s = move_s("gripper", 0.65 * span, 0.02 * span) + math.ceil(65 / 25) / 30 + 0.3
     with rig_setup() as rig:
         engage(rig)
-        goal = dict(rig.observe().state())
-        grippers = [key for key in goal if key.endswith("gripper.pos")]
+        goal = rig.observe().state()
         after_close = []
         for target in (70.0, 5.0) * 5:
             start = time.monotonic()
             while time.monotonic() - start < window_s:
                 rig.observe()
-                rig.act(goal | dict.fromkeys(grippers, target))
+                rig.act(goal.with_joint(Side.LEFT, "gripper", target).with_joint(Side.RIGHT, "gripper", target))
                 time.sleep(1 / 30)
             if target == 5.0:
                 state = rig.observe().state()
-                after_close.append({key: round(state[key], 1) for key in grippers})
+                after_close.append({side: round(state[side, "gripper"], 1) for side in Side})
     assert all(value == pytest.approx(5.0, abs=2.0) for close in after_close for value in close.values()), after_close
     assert not [e for e in rig.counters.events if e.kind is Intervention.RELIEF]
 
 
-def _act_until(rig: BimanualRig, state: dict, done, timeout_s: float = 15.0) -> None:
+def _act_until(rig: BimanualRig, state: JointValues, done, timeout_s: float = 15.0) -> None:
     """Send `state` at 30 Hz until `done()`; the status polls come every bus.status_poll_period_s."""
     end = time.monotonic() + timeout_s
     while not done():

@@ -79,18 +79,19 @@ def test_the_loop_status_line_guard_and_rest_move_run_at_the_rig_files_fps(rig_a
         # After a pause the velocity cap allows at most 2 periods' travel; a transition ramps 1 period's.
         # Caps count from the last goal sent, not from where the joint is (a loaded follower rests off its
         # goal by gravity's give and the gearbox play).
-        start = rig.act(rig.observe().state())["right_wrist_flex.pos"]
+        wrist = (Side.RIGHT, "wrist_flex")
+        start = rig.act(rig.observe().state())[wrist]
         time.sleep(0.2)  # longer than 2 periods at either rate
-        sent = rig.act(rig.observe().state() | {"right_wrist_flex.pos": start + 40.0})
-        assert sent["right_wrist_flex.pos"] - start == pytest.approx(2 * SPEED_DEG_S / fps, abs=STEP_DEG)
+        sent = rig.act(rig.observe().state().with_joint(*wrist, start + 40.0))
+        assert sent[wrist] - start == pytest.approx(2 * SPEED_DEG_S / fps, abs=STEP_DEG)
         rig.begin_transition("a new source")
         time.sleep(0.2)
-        before = sent["right_wrist_flex.pos"]
-        sent = rig.act(rig.observe().state() | {"right_wrist_flex.pos": before + 40.0})
-        assert sent["right_wrist_flex.pos"] - before == pytest.approx(RAMP_DEG_S / fps, abs=STEP_DEG)
+        before = sent[wrist]
+        sent = rig.act(rig.observe().state().with_joint(*wrist, before + 40.0))
+        assert sent[wrist] - before == pytest.approx(RAMP_DEG_S / fps, abs=STEP_DEG)
 
         state = rig.observe().state()
-        away = state | {"left_wrist_flex.pos": state["left_wrist_flex.pos"] + 20.0}
+        away = state.with_joint(Side.LEFT, "wrist_flex", state[Side.LEFT, "wrist_flex"] + 20.0)
         for _ in range(3 * fps):  # away from the rest pose (1 s; the velocity cap covers 20 degrees in 1/3 s)
             rig.act(away)
             time.sleep(1 / fps)
@@ -127,7 +128,7 @@ def test_a_30_fps_camera_in_a_60_hz_rig_is_refused_at_parse_time_with_the_fix(tm
         parse_command(RecordConfig, [f"--config_path={path}"])
     message = str(refused.value)
     assert message.startswith(str(path)), message  # blamed on the file
-    assert "cameras.overhead: 30 fps cannot feed a 60 Hz control loop" in message
+    assert "fps=60: cameras.overhead at 30 fps cannot feed a 60 Hz control loop" in message
     assert "set the rig's `fps: 30`, or the camera's `fps: 60`" in message
     assert parse_command(RecordConfig, [f"--config_path={_rig_file(tmp_path, 60, 60)}"]).rig.fps == 60
 
@@ -135,11 +136,11 @@ def test_a_30_fps_camera_in_a_60_hz_rig_is_refused_at_parse_time_with_the_fix(tm
 def test_fps_on_the_command_line_overrides_the_rig_file_once_and_is_checked_against_the_cameras(tmp_path):
     path = _rig_file(tmp_path, fps=30, camera_fps=60)
     assert parse_command(RecordConfig, [f"--config_path={path}"]).rig.fps == 30
-    assert parse_command(RecordConfig, [f"--config_path={path}", "--fps=60"]).rig.fps == 60
-    assert parse_command(RecordConfig, [f"--config_path={path}", "--fps=15"]).rig.fps == 15
+    assert parse_command(RecordConfig, [f"--config_path={path}", "--rig.fps=60"]).rig.fps == 60
+    assert parse_command(RecordConfig, [f"--config_path={path}", "--rig.fps=15"]).rig.fps == 15
     with pytest.raises(UsageError) as refused:
-        parse_command(RecordConfig, [f"--config_path={path}", "--fps=45"])
-    assert str(refused.value).startswith("the command line (--fps=45): cameras.overhead: 60 fps cannot feed")
+        parse_command(RecordConfig, [f"--config_path={path}", "--rig.fps=45"])
+    assert str(refused.value).startswith("the command line (--rig.fps): fps=45: cameras.overhead at 60 fps cannot feed")
     assert "set the rig's `fps: 30`" in str(refused.value)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from robot.arm import JointReading
 from robot.cameras.frame import Frame
 from robot.cameras.sync_stats import SyncedFrames
+from robot.joint_values import JointValues
 from robot.joints import JOINT_NAMES, Side
 from robot.loop_timer import Tick
 from robot.rig import Observation
@@ -44,9 +45,9 @@ class Driver:
         self.resets = 0
         self.acted = False
 
-    def action(self, observation, tick) -> Mapping[str, float]:
+    def action(self, observation, tick) -> JointValues:
         self.acted = True
-        return dict.fromkeys(observation.state(), 99.0)
+        return JointValues(np.full((2, 6), 99.0))
 
     def reset(self) -> None:
         self.resets += 1

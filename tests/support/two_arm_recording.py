@@ -19,6 +19,7 @@ import numpy as np
 
 from robot.cameras.virtual.scene import VirtualScene
 from robot.cameras.virtual.views import make_renderer
+from robot.joint_values import JointValues
 from robot.joints import BIMANUAL_KEYS, CAMERA_ROLES, JOINT_NAMES, CameraRole, Side
 from teleop.dataset.sidecar import write_timing
 from teleop.dataset.vocabulary import camera_key
@@ -81,13 +82,13 @@ def follower_states(actions: np.ndarray) -> np.ndarray:
 
 def render_views(states: np.ndarray) -> dict[str, np.ndarray]:
     """Each view's (FRAMES, HEIGHT, WIDTH, 3) frames of the followers at these states, by the rig's renderer."""
-    positions: dict[str, float] = {}
+    positions = [JointValues.from_vector(states[0])]
     now_s = [0.0]
-    scene = VirtualScene(lambda: positions, clock=lambda: now_s[0])
+    scene = VirtualScene(lambda: positions[0], clock=lambda: now_s[0])
     renderers = {view: make_renderer(CameraRole(view), scene.layout, WIDTH, HEIGHT) for view in CAMERA_ROLES}
     frames: dict[str, list[np.ndarray]] = {view: [] for view in CAMERA_ROLES}
     for index, state in enumerate(states):
-        positions.update(zip(BIMANUAL_KEYS, (float(v) for v in state), strict=True))
+        positions[0] = JointValues.from_vector(state)
         now_s[0] = index / FPS
         observed = scene.observe()
         for view, render in renderers.items():

@@ -1,8 +1,10 @@
 """Keys, the gripper gesture and quality cards, each on its own."""
 
+import numpy as np
 import pytest
 
-from robot.joints import BIMANUAL_KEYS
+from robot.joint_values import JointValues
+from robot.joints import GRIPPER, Side
 from teleop.gesture import GestureConfig, GestureDetector
 from teleop.keys import Key, parse
 from teleop.quality import EpisodeLog, GateAction, QualityGates, quality_card
@@ -18,11 +20,10 @@ def test_keys_from_terminal_bytes():
     assert parse(b"N") == [Key.NEXT]
 
 
-def pose(left_gripper: float, right_gripper: float, lift: float = 0.0) -> dict[str, float]:
-    values = dict.fromkeys(BIMANUAL_KEYS, 0.0)
-    values["left_gripper.pos"], values["right_gripper.pos"] = left_gripper, right_gripper
-    values["left_shoulder_lift.pos"] = lift
-    return values
+def pose(left_gripper: float, right_gripper: float, lift: float = 0.0) -> JointValues:
+    zero = JointValues(np.zeros((2, 6)))
+    both = zero.with_joint(Side.LEFT, GRIPPER, left_gripper).with_joint(Side.RIGHT, GRIPPER, right_gripper)
+    return both.with_joint(Side.LEFT, "shoulder_lift", lift)
 
 
 def run_detector(detector, poses_by_time):

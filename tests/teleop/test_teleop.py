@@ -27,7 +27,7 @@ class Recorder:
         self.sent: list[dict[str, float]] = []
 
     def on_step(self, step) -> None:
-        self.sent.append(dict(step.sent))
+        self.sent.append(step.sent)
 
 
 class LoopClock:
@@ -92,16 +92,16 @@ def test_a_far_leader_is_ramped_to_not_jumped_to(rig_and_model):
     recorder = Recorder()
     loop = ControlLoop(rig, source, hooks=[recorder])
     clock.run(loop, steps=180)  # the ~118-degree ramp at 30 deg/s takes ~118 steps, then it follows
-    lift = np.array([s["left_shoulder_lift.pos"] for s in recorder.sent])
-    start = rig.rest_pose[Side.LEFT]["shoulder_lift"]
+    lift = np.array([s[Side.LEFT, "shoulder_lift"] for s in recorder.sent])
+    start = rig.rest_pose[Side.LEFT, "shoulder_lift"]
     assert abs(lift[-1] - start) > 40  # the leader was far
     steps = np.abs(np.diff([start, *lift]))
     # A ramp, not a jump, until the leader is reached (then it follows the leader's own small moves).
-    engaged_at = next(i for i, s in enumerate(recorder.sent) if abs(s["left_shoulder_lift.pos"] - lift[-1]) < 0.5)
+    engaged_at = next(i for i, s in enumerate(recorder.sent) if abs(s[Side.LEFT, "shoulder_lift"] - lift[-1]) < 0.5)
     assert steps[: engaged_at + 1].max() <= rig.safety.ramp_speed_deg_s / 30 + 360 / 4095  # + one count
     assert (steps > 0.5).sum() > 30  # many small steps
     assert source.engaged  # and then it follows
-    assert abs(lift[-1] - rig.observe().leader_action()["left_shoulder_lift.pos"]) < 2.0
+    assert abs(lift[-1] - rig.observe().leader_action()[Side.LEFT, "shoulder_lift"]) < 2.0
 
 
 @pytest.mark.slow

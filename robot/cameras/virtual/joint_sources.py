@@ -8,10 +8,13 @@ grasp points on the default layout's cloth (left arm; the right arm mirrors pan 
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+
+import numpy as np
 
 from robot.cameras.virtual.scene import JointSource
-from robot.joints import JOINT_NAMES, Side, joint_key
+from robot.joint_values import JointValues
+from robot.joints import JOINT_NAMES, Side
 
 # shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll (degrees), gripper (0..100)
 _READY = (16.6, -60.8, 0.9, 100.0, 0.0, 10.0)
@@ -31,21 +34,20 @@ FOLD_DURATION_S = _FOLD_LEFT[-1][0]
 _MIRRORED = ("shoulder_pan", "wrist_roll")
 
 
-def _pose(side: Side, values: tuple[float, ...]) -> dict[str, float]:
-    return {
-        joint_key(side, joint): (-value if side is Side.RIGHT and joint in _MIRRORED else value)
-        for joint, value in zip(JOINT_NAMES, values, strict=True)
-    }
+def _both(left: tuple[float, ...]) -> JointValues:
+    """Both arms from the left arm's values; the right arm mirrors pan and roll."""
+    mirror = {side: [-1.0 if side is Side.RIGHT and j in _MIRRORED else 1.0 for j in JOINT_NAMES] for side in Side}
+    return JointValues(np.array([np.multiply(left, mirror[side]) for side in Side]))
 
 
-def ready_pose() -> dict[str, float]:
+def ready_pose() -> JointValues:
     """Both arms raised above the table's near edge, grippers almost closed."""
-    return {**_pose(Side.LEFT, _READY), **_pose(Side.RIGHT, _READY)}
+    return _both(_READY)
 
 
-def constant_source(positions: Mapping[str, float] | None = None) -> JointSource:
+def constant_source(positions: JointValues | None = None) -> JointSource:
     """A source that always returns `positions` (default: `ready_pose()`)."""
-    fixed = dict(positions or ready_pose())
+    fixed = positions or ready_pose()
     return lambda: fixed
 
 
@@ -56,14 +58,14 @@ def fold_source(clock: Callable[[], float] = time.monotonic, start_s: float | No
     """
     origin_s = clock() if start_s is None else start_s
 
-    def positions() -> dict[str, float]:
+    def positions() -> JointValues:
         t = (clock() - origin_s) % FOLD_DURATION_S
         for (t0, a), (t1, b) in itertools.pairwise(_FOLD_LEFT):
             if t <= t1:
                 s = (t - t0) / (t1 - t0)
                 s = 0.5 - 0.5 * math.cos(math.pi * s)  # ease in and out
                 values = tuple(x + s * (y - x) for x, y in zip(a, b, strict=True))
-                return {**_pose(Side.LEFT, values), **_pose(Side.RIGHT, values)}
+                return _both(values)
         return ready_pose()
 
     return positions

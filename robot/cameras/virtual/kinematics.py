@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot.joints import GRIPPER, JOINT_NAMES
+from robot.joints import GRIPPER
 
 _PI = math.pi
 # (joint, origin xyz in the parent link [m], origin rpy [rad]) along the chain base -> gripper.
@@ -115,8 +115,3 @@ def arm_pose(joints: Mapping[str, float], base: np.ndarray) -> ArmPose:
     world = local @ frame[:3, :3].T + frame[:3, 3]
     points.append(world[1])
     return ArmPose(np.array(points), frame, world[:2], world[2:], opening)
-
-
-def arm_joints(positions: Mapping[str, float], prefix: str) -> dict[str, float]:
-    """One arm's joints from LeRobot's bimanual keys, e.g. prefix "left_" reads "left_elbow_flex.pos"."""
-    return {joint: float(positions[f"{prefix}{joint}.pos"]) for joint in JOINT_NAMES}

@@ -19,14 +19,14 @@ import numpy as np
 
 from robot.cameras.virtual.cloth import Cloth, ClothPose, Gripper
 from robot.cameras.virtual.cloth_history import ClothHistory, ClothLog
-from robot.cameras.virtual.kinematics import PAN_AXIS_XY_M, ArmPose, arm_joints, arm_pose, rot_z, transform
-from robot.joints import BIMANUAL_KEYS, Side
+from robot.cameras.virtual.kinematics import PAN_AXIS_XY_M, ArmPose, arm_pose, rot_z, transform
+from robot.joint_values import JointValues
+from robot.joints import Side
 
-# A callable returning the follower joint positions with LeRobot's bimanual keys
-# ("left_shoulder_pan.pos", ...): degrees for body joints (0 = middle of range), 0..100 for grippers.
-# It is called from the capture threads, so it must be thread-safe and quick (return the last
-# positions read; never do bus I/O in it).
-JointSource = Callable[[], Mapping[str, float]]
+# A callable returning the followers' joint positions: degrees for body joints (0 = middle of range),
+# 0..100 for grippers. It is called from the capture threads, so it must be thread-safe and quick
+# (return the last positions read; never do bus I/O in it).
+JointSource = Callable[[], JointValues]
 
 _MIN_STEP_S = 0.002  # cameras asking within this of each other share one state, seconds
 _CLOTH_STEP_S = 0.02  # the cloth steps at most 50 times a second, seconds
@@ -98,20 +98,13 @@ class VirtualScene:
             return self._log.history()
 
     def observe(self) -> SceneState:
-        """The scene now (or at most `_MIN_STEP_S` ago).
-
-        Raises:
-            ValueError: the joint-state source lacks some of LeRobot's bimanual keys.
-        """
+        """The scene now (or at most `_MIN_STEP_S` ago)."""
         with self._lock:
             now_s = self._clock()
             if self._state is not None and now_s - self._state.time_s < _MIN_STEP_S:
                 return self._state
             positions = self._joint_source()
-            missing = [key for key in BIMANUAL_KEYS if key not in positions]
-            if missing:
-                raise ValueError(f"the joint-state source lacks {missing}; it must return LeRobot's bimanual keys")
-            arms = {side: arm_pose(arm_joints(positions, f"{side}_"), self._bases[side]) for side in Side}
+            arms = {side: arm_pose(positions.side(side), self._bases[side]) for side in Side}
             if self._cloth_time_s is None or now_s - self._cloth_time_s >= _CLOTH_STEP_S:
                 dt_s = 0.0 if self._cloth_time_s is None else min(_MAX_STEP_S, now_s - self._cloth_time_s)
                 grippers = {side: Gripper(arm.grasp_point, arm.opening) for side, arm in arms.items()}

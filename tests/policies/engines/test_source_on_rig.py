@@ -15,7 +15,7 @@ from policies.testing.tiny_policies import TEST_CAMERAS, write_tiny_act
 from robot.cameras.config import CaptureConfig, VirtualCameraConfig
 from robot.config import CalibrationConfig, RigConfig
 from robot.control_loop import ControlLoop
-from robot.joints import BIMANUAL_KEYS, CameraRole
+from robot.joints import CameraRole
 from robot.rig import BimanualRig
 from robot.virtual.config import TimingMode, VirtualRigConfig
 from robot.virtual.inprocess import in_process_ports
@@ -85,15 +85,15 @@ def test_starved_ticks_hold_exactly_the_last_commanded_goal(virtual_rig):
     assert warmup[0] == 0
     # Before the first chunk: the arms hold where they were (never a jump to anything else).
     first = log.steps[0].requested
-    assert all(first[key] == pytest.approx(start[key], abs=0.5) for key in BIMANUAL_KEYS)
+    np.testing.assert_allclose(first.vector, start.vector, atol=0.5)
     # After the policy acted and ran dry: every starved tick repeats the previous goal exactly.
     acted = next(i for i, facts in enumerate(log.facts) if not facts.starved)
     dry = [i for i in starved if i > acted]
     assert len(dry) > 5
     assert engine.stats().starved_ticks == len(dry)
     for i in dry:
-        assert dict(log.steps[i].requested) == dict(log.steps[i - 1].requested)
-        assert dict(log.steps[i].sent) == dict(log.steps[i - 1].sent)
+        assert log.steps[i].requested == log.steps[i - 1].requested
+        assert log.steps[i].sent == log.steps[i - 1].sent
         assert log.facts[i].chunk_id == -1
         assert math.isnan(log.facts[i].chunk_latency_s)
     assert set(source.facts()) == {"chunk_id", "index_in_chunk", "chunk_latency_s", "queue_depth", "starved"}
@@ -116,7 +116,7 @@ def test_a_nan_from_the_policy_never_reaches_the_bus_and_the_episode_stops_safel
             source.close()
     assert log.steps  # good ticks until chunk 2 arrived (about 20; how many is the machine's)
     assert {facts.chunk_id for facts in log.facts} <= {-1, 0, 1}
-    assert all(math.isfinite(v) for step in log.steps for v in step.sent.values())
+    assert all(np.isfinite(step.sent.array).all() for step in log.steps)
     # The rig's exit left the followers safe: moved back to rest, torque released.
     for arm in FOLLOWERS:
         assert torque(model, arm) == [False] * 6
@@ -187,6 +187,6 @@ def test_tiny_act_drives_the_virtual_rig_through_the_async_engine(virtual_rig, t
     assert engine.stats().starved_ticks == len(starved)
     assert engine.stats().chunks >= 2
     for step in log.steps:
-        assert all(math.isfinite(v) for v in step.requested.values())
-        assert all(math.isfinite(v) for v in step.sent.values())
+        assert np.isfinite(step.requested.array).all()
+        assert np.isfinite(step.sent.array).all()
     assert len({facts.chunk_id for facts in log.facts}) > 1

@@ -33,7 +33,11 @@ def test_positive_lift_and_elbow_lower_the_hand_and_the_gripper_opens() -> None:
 
 def test_arms_stand_apart_and_face_the_table() -> None:
     layout = SceneLayout()
-    scene = VirtualScene(constant_source({**ready_pose(), **{f"{s}_{j}.pos": 0.0 for s in Side for j in ZERO}}))
+    pose = ready_pose()
+    for side in Side:
+        for joint in ZERO:
+            pose = pose.with_joint(side, joint, 0.0)
+    scene = VirtualScene(constant_source(pose))
     state = scene.observe()
     left, right = state.arms[Side.LEFT], state.arms[Side.RIGHT]
     assert right.points[1][0] - left.points[1][0] == pytest.approx(layout.base_separation_m)
@@ -43,14 +47,15 @@ def test_arms_stand_apart_and_face_the_table() -> None:
 
 def test_views_render_rgb_images_that_follow_the_arms() -> None:
     now = [0.0]
-    positions = ready_pose()
-    scene = VirtualScene(lambda: positions, clock=lambda: now[0])
+    positions = [ready_pose()]
+    scene = VirtualScene(lambda: positions[0], clock=lambda: now[0])
     renderers = {view: make_renderer(view, scene.layout, 160, 120) for view in CameraRole}
     before = {view: render(scene.observe()) for view, render in renderers.items()}
     for view, image in before.items():
         assert (image.shape, image.dtype) == ((120, 160, 3), np.uint8), view
         assert np.array_equal(image, renderers[view](scene.observe()))  # deterministic
-    positions.update({"left_shoulder_pan.pos": 40.0, "right_gripper.pos": 100.0, "left_wrist_flex.pos": 60.0})
+    moved = positions[0].with_joint(Side.LEFT, "shoulder_pan", 40.0).with_joint(Side.RIGHT, "gripper", 100.0)
+    positions[0] = moved.with_joint(Side.LEFT, "wrist_flex", 60.0)
     now[0] += 0.1
     after = {view: render(scene.observe()) for view, render in renderers.items()}
     for view in CameraRole:
