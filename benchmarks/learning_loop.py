@@ -14,7 +14,8 @@ so 5,000 steps fit 30 minutes.
     so101-review      --check=true: the pre-training check (exit 1 on errors)
     lerobot-train     ACT, stock, on the CPU, --steps steps (no pretrained backbone: nothing downloads)
     so101-deploy      the trained ACT for --rollouts rollouts, recorded; the table is tidied at a fresh
-                      seeded cloth pose before each one and its truth saved in the card
+                      seeded cloth pose before each one and its truth saved in the card; the followers
+                      are first ramped to where the demonstrations started (--start_pose=demonstrations)
 
 Beside it, on the same cloth poses (every evaluation dataset has the same repo_id, which seeds them):
     blind             the mean demonstration, open loop: so101-record with virtual.operator_blind (the
@@ -153,6 +154,7 @@ def deploy(stages: Stages, name: str, rig: Path, checkpoint: Path, root: Path, a
         f"--session.num_episodes={args.rollouts}",
         f"--session.episode_s={args.episode_s}",
         "--session.reset_s=1",
+        "--start_pose=demonstrations",  # each rollout starts where the demonstrations did
     )
 
 
@@ -181,6 +183,7 @@ def run_campaign(stages: Stages, rig: Path, demos: Path, args: argparse.Namespac
         f"--deploy.session.episode_s={args.episode_s}",
         "--deploy.session.reset_s=1",
         "--deploy.policy.device=cpu",
+        "--deploy.start_pose=demonstrations",
     )
     stages.run("campaign_reveal", "so101-report", f"--campaign.root={root}", f"--output_dir={report}")
     reveal = json.loads((report / "campaign_reveal.json").read_text())

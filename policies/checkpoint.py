@@ -311,8 +311,12 @@ def _resolve_vlm(saved: str, override: str | None, directory: Path) -> str:
     return saved
 
 
-def _dataset_names(directory: Path) -> dict[str, list[str]] | None:
-    """Feature names (state, action) of the training dataset, when train_config.json names a local copy."""
+def training_dataset_root(directory: Path) -> Path | None:
+    """The local copy of the dataset the checkpoint was trained on, when its train_config.json names one.
+
+    Its `dataset.root`, else LeRobot's cache folder of its `dataset.repo_id`: the first holding a
+    meta/info.json. None when there is no train_config.json or no such folder here.
+    """
     path = directory / TRAIN_CONFIG_FILE
     if not path.is_file():
         return None
@@ -321,11 +325,20 @@ def _dataset_names(directory: Path) -> dict[str, list[str]] | None:
         roots = [Path(dataset["root"])] if dataset.get("root") else []
         if isinstance(dataset.get("repo_id"), str):
             roots.append(lerobot_home() / dataset["repo_id"])
-        for root in roots:
-            info = root / "meta" / "info.json"
-            if info.is_file():
-                features = json.loads(info.read_text())["features"]
-                return {key: value.get("names") for key, value in features.items() if isinstance(value, dict)}
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        logger.warning("could not read the training dataset's place from %s: %s", path, error)
+        return None
+    return next((root for root in roots if (root / "meta" / "info.json").is_file()), None)
+
+
+def _dataset_names(directory: Path) -> dict[str, list[str]] | None:
+    """Feature names (state, action) of the training dataset, when train_config.json names a local copy."""
+    root = training_dataset_root(directory)
+    if root is None:
+        return None
+    try:
+        features = json.loads((root / "meta" / "info.json").read_text())["features"]
+        return {key: value.get("names") for key, value in features.items() if isinstance(value, dict)}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        logger.warning("could not read the training dataset's feature names via %s: %s", path, error)
+        logger.warning("could not read the training dataset's feature names in %s: %s", root, error)
     return None

@@ -18,8 +18,9 @@ from policies.correction import CorrectionConfig, CorrectionSource
 from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.factory import make_engine
 from policies.engines.remote import RemoteEngineConfig
-from policies.rollout import RolloutSource
+from policies.rollout import RolloutSource, StartAt
 from policies.source import PolicySource, policy_input
+from policies.start_pose import DemonstrationStart
 from robot.cameras.shape import camera_shapes
 from robot.config import RigConfig
 from robot.rig import BimanualRig
@@ -89,15 +90,18 @@ def rollout_source(
     correction: CorrectionConfig,
     console: Console,
     mode: RolloutMode,
+    start: DemonstrationStart | None,
     session: RecordingSession,
 ) -> RecordedSource:
     """The policy in charge while the session records an episode (or is about to), the arms held between.
 
     In sentry mode the policy is always in charge (episodes rotate under it). With corrections on,
-    the person can take over with the leaders and hand back.
+    the person can take over with the leaders and hand back. With a `start`, the arms are ramped
+    there before each rollout, which begins once they arrived.
     """
     in_charge = session.in_progress if mode is RolloutMode.EPISODES else _always
-    rollout = RolloutSource(policy, in_charge=in_charge, on_transition=rig.begin_transition)
+    start_at = None if start is None else StartAt(start.pose, reached=lambda: not rig.in_transition)
+    rollout = RolloutSource(policy, in_charge=in_charge, on_transition=rig.begin_transition, start=start_at)
     if not correction.enabled:
         return rollout
     return CorrectionSource(rollout, rig, correction, on_event=say(console))

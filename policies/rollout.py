@@ -10,9 +10,14 @@ in the facts (`inference.first_action_s`). While the policy is not in charge the
 pose they had when it stopped (never a jump), and the engine is reset so the next episode starts
 from a fresh observation. The policy taking charge is a transition of the safety layer (the
 driver signals it with its first action); so is its losing charge (`on_transition`).
+
+With a start pose (`StartAt`, so101-deploy's --start_pose=demonstrations) the hold is that pose
+instead: the arms are ramped there before the first episode and back between episodes, and the
+policy takes charge only once the rig reports them arrived (its transition over).
 """
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from robot.control_loop import Step
@@ -42,6 +47,14 @@ class PolicyDriver(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class StartAt:
+    """The pose every rollout starts from, and whether the arms have reached it."""
+
+    pose: JointValues
+    reached: Callable[[], bool]  # the rig's ramp to the pose is over (`not rig.in_transition`)
+
+
 class RolloutSource:
     """Hands control to the policy while an episode is due or running, holds otherwise."""
 
@@ -50,15 +63,19 @@ class RolloutSource:
         driver: PolicyDriver,
         in_charge: Callable[[float], bool],
         on_transition: Callable[[str], None] = lambda reason: None,
+        start: StartAt | None = None,
     ) -> None:
         """`in_charge(now_s)`: whether the session is recording or about to start an episode.
 
         `on_transition(reason)`: the hold takes over from the policy (pass the rig's `begin_transition`).
+        `start`: hold there between episodes, and hand over only once it is reached (None: hold in place).
         """
         self.driver = driver
         self.in_charge = in_charge
         self.on_transition = on_transition
+        self.start = start
         self._hold: JointValues | None = None
+        self._to_start = start is not None  # the hold is the start pose: the policy waits for the arms
         self._was_in_charge = False
         self._warmup_started_s: float | None = None
         self.first_action_s: float | None = None  # how long the last episode waited for its first action
@@ -70,7 +87,7 @@ class RolloutSource:
 
     def action(self, observation: Observation, tick: Tick) -> JointValues:
         """The policy's goal while it is in charge; the held pose otherwise."""
-        if self.in_charge(tick.start_s):
+        if self.in_charge(tick.start_s) and self._ready():
             if not self._was_in_charge:
                 self.driver.reset()
                 self._was_in_charge = True
@@ -85,9 +102,18 @@ class RolloutSource:
             self.driver.reset()
             self._was_in_charge = False
             self.on_transition("the policy hands over to a hold")
+            if self.start is not None:
+                self._hold, self._to_start = self.start.pose, True
         if self._hold is None:
-            self._hold = observation.state()
+            self._hold = observation.state() if self.start is None else self.start.pose
         return self._hold
+
+    def _ready(self) -> bool:
+        """Whether the policy may take charge: at once, or once the arms reached the start pose."""
+        if self._was_in_charge or not self._to_start or self.start is None:
+            return True
+        self._to_start = not self.start.reached()
+        return not self._to_start
 
     def pause(self, hold: JointValues) -> None:
         """Another source drives for now (a person correcting): the engine drops its queue.
@@ -98,7 +124,7 @@ class RolloutSource:
         """
         self.driver.reset()
         self._was_in_charge = False
-        self._hold = hold
+        self._hold, self._to_start = hold, False  # back to the policy from here, in the same episode
 
     def on_key(self, key: object) -> None:
         """No keys of its own (a correction source adds the take-over)."""

@@ -1,4 +1,4 @@
-"""The policy as the control loop's action source: observation in, a 12-key goal out, never a jump.
+"""The policy as the control loop's action source: observation in, both arms' goal out, never a jump.
 
     rig Observation ──inputs()──> PolicyInput(state in BIMANUAL_KEYS order, frames by camera name, task)
                                       │
@@ -9,7 +9,7 @@
                  finite? else NonFiniteActionError    hold the last commanded goal
                  (the loop ends; nothing is sent)     (at an episode's start: the followers' pose)
                            │                                 │
-                           └──────────> goal dict <──────────┘        last_facts: chunk id, index,
+                           └────────> JointValues <──────────┘        last_facts: chunk id, index,
                                                                       latency, queue depth, starved
 
 A NaN or inf never leaves this class: the engines already refuse a chunk holding one, this is the

@@ -32,6 +32,7 @@ from evaluation.config_checks import reject_non_finite
 from evaluation.errors import ConfigError
 
 ENGINE_KINDS = ("sync", "async", "rtc", "ensemble")  # so101-deploy's engines that run a local checkpoint
+START_POSES = ("here", "demonstrations")  # so101-deploy's --start_pose
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -67,16 +68,19 @@ class DeployPolicy:
 class DeployOptions:
     """What each block's deploy gets besides the campaign's own flags (the rig file holds the rest)."""
 
-    config_path: Path | None = None  # the rig file so101-deploy reads (its --config_path); None: the virtual rig
+    config_path: Path | None = None  # so101-deploy's rig file (--config_path); None: the virtual rig
     session: DeploySession = field(default_factory=DeploySession)
     engine: DeployEngine = field(default_factory=DeployEngine)
     policy: DeployPolicy = field(default_factory=DeployPolicy)
     program: str = "so101-deploy"  # the command run per block (another install's, or a test double)
+    start_pose: str = ""  # here or demonstrations (deploy's --start_pose); "": its default
 
     def __post_init__(self) -> None:
         """Validate the fields."""
         if self.engine.kind and self.engine.kind not in ENGINE_KINDS:
             raise ConfigError(f"deploy.engine.kind={self.engine.kind!r}; allowed: {list(ENGINE_KINDS)} (or empty)")
+        if self.start_pose and self.start_pose not in START_POSES:
+            raise ConfigError(f"deploy.start_pose={self.start_pose!r}; allowed: {list(START_POSES)} (or empty)")
         if not self.program.strip():
             raise ConfigError("deploy.program is empty: pass so101-deploy (the default) or another command")
 
@@ -88,6 +92,7 @@ class DeployOptions:
             ("--session.reset_s", self.session.reset_s),
             ("--engine.kind", self.engine.kind or None),
             ("--policy.device", self.policy.device or None),
+            ("--start_pose", self.start_pose or None),
         ]
         return [f"{name}={value}" for name, value in given if value is not None]
 

@@ -7,6 +7,7 @@ r"""so101-deploy: run an ACT or SmolVLA checkpoint on the arms at 30 FPS and rec
     so101-deploy --policy.path=... --policy.rename_map='{"overhead": "top"}'     # camera names differ
     so101-deploy --engine.kind=remote --remote.host=gpu-box --remote.policy_type=smolvla \\
         --remote.checkpoint=/data/smolvla_fold --remote.policy_device=cuda       # policy on another machine
+    so101-deploy --policy.path=... --start_pose=demonstrations   # each rollout starts where the demos did
     so101-deploy --policy.path=... --correction.enabled=true     # c or Tab: take over with the leaders, hand back
     so101-deploy --policy.path=... --mode=sentry --session.episode_s=60   # unattended: until q, a file a minute
     so101-deploy --policy.path=... --mode=highlight --highlight.keep_s=10  # k keeps the last 10 s, to k again
@@ -23,6 +24,7 @@ import sys
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -47,6 +49,7 @@ from policies.engines.config import EngineConfig, EngineKind
 from policies.engines.remote import RemoteEngineConfig
 from policies.errors import InferenceError
 from policies.runner import CheckedPolicy, PolicyOptions, PolicyRunner
+from policies.start_pose import DemonstrationStart, StartPose, demonstrations_start
 from robot.cli import parse_command, run_command
 from robot.config import RigConfig
 from robot.errors import ConfigError
@@ -89,6 +92,9 @@ class DeployConfig:
     highlight: HighlightConfig = field(default_factory=HighlightConfig)
     # Score each rollout with keys when it ends (--live_scores.enabled=true --live_scores.operator=ana)
     live_scores: LiveScoreConfig = field(default_factory=LiveScoreConfig)
+    # here: each rollout starts where the arms are; demonstrations: the followers are first ramped to
+    # where the checkpoint's training episodes started (the median first state), and back between rollouts
+    start_pose: StartPose = StartPose.HERE
 
     def __post_init__(self) -> None:
         remote = self.engine.kind is EngineKind.REMOTE
@@ -102,6 +108,10 @@ class DeployConfig:
             raise ConfigError("--mode=highlight keeps what k asks for: drop --record=false")
         if self.live_scores.enabled and not self.record:
             raise ConfigError("--live_scores.enabled=true scores recorded rollouts: drop --record=false")
+        if self.start_pose is StartPose.DEMONSTRATIONS and not self.policy.path:
+            raise ConfigError(
+                "--start_pose=demonstrations reads the training dataset the checkpoint names: pass --policy.path"
+            )
         if self.record and not self.rig.cameras:
             raise ConfigError("the rig file has no cameras: an evaluation dataset needs the demonstrations' cameras")
 
@@ -122,6 +132,15 @@ def check_checkpoint(config: DeployConfig, console: Console) -> CheckedPolicy | 
     for note in checked.contract.notes:
         console.print(f"  note: {note}")
     return checked
+
+
+def rollout_start(config: DeployConfig, console: Console) -> DemonstrationStart | None:
+    """Where the rollouts start (None: where the arms are), found before any weight loads."""
+    if config.start_pose is StartPose.HERE:
+        return None
+    start = demonstrations_start(Path(config.policy.path))
+    console.print(start.describe(), markup=False, highlight=False, soft_wrap=True)
+    return start
 
 
 def load_predictor(config: DeployConfig, checked: CheckedPolicy | None, console: Console) -> Any:
@@ -146,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
     checked = check_checkpoint(config, console)
+    start = rollout_start(config, console)
     writer: Any = NoDataset()
     opened = None
     if config.record:
@@ -175,7 +195,7 @@ def _deploy(config: DeployConfig, console: Console, stops: StopSignals) -> int:
                 failures={InferenceError: POLICY_FAILED},
                 status_extra=partial(status_text, policy, highlights=highlights),
             )
-            rollout_for = partial(rollout_source, policy, rig, config.correction, console, config.mode)
+            rollout_for = partial(rollout_source, policy, rig, config.correction, console, config.mode, start)
             session = session_for(config.mode, config.session)
             episodes = episode_writer(writer, highlights, rig, found, config.dataset.repo_id, opened, plan)
             run = RecordingRun(rig, episodes, session, plan, rollout_for, console, keys)

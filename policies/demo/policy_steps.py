@@ -64,6 +64,7 @@ def policy_steps(runner: StepRunner) -> None:
         "deploy the policy and record the rollouts",
         f"so101-deploy checks the checkpoint's cameras, image sizes and joints against the rig before any "
         f"weights load, then runs it at 30 Hz for {config.num_rollouts} rollout(s) of {config.rollout_s:g} s. "
+        "Before each rollout the followers are ramped to where the demonstrations started (--start_pose). "
         "The async engine computes the next chunk while the current one executes, so the loop never waits; "
         "the safety layer is on; every rollout is recorded as an evaluation dataset, with per-tick inference "
         "facts (chunk, latency, queue depth, starved ticks) kept beside it.",
@@ -79,4 +80,5 @@ def policy_steps(runner: StepRunner) -> None:
         f"--session.num_episodes={config.num_rollouts}",
         f"--session.episode_s={config.rollout_s}",
         f"--session.reset_s={config.reset_s}",
+        "--start_pose=demonstrations",
     )

@@ -7,6 +7,7 @@ They are read-only: a test that needs to damage or change one copies it first
 (`tests.support.checkpoints.copy_checkpoint`).
 """
 
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -21,6 +22,12 @@ from policies.testing.tiny_policies import (
     write_tiny_smolvla,
     write_tiny_vlm,
 )
+from robot.config import CalibrationConfig, RigConfig
+from robot.rig import BimanualRig
+from robot.virtual.config import TimingMode, VirtualRigConfig
+from robot.virtual.inprocess import in_process_ports
+from robot.virtual.precalibrated import write_calibration_files
+from robot.virtual.rig_model import VirtualRigModel
 from tests.support.checkpoints import TINY_ACT_CHUNK, TINY_SMOLVLA_CHUNK
 
 
@@ -55,3 +62,20 @@ def make_input() -> Callable[..., PolicyInput]:
         return PolicyInput(state=state, images=images, task=task, time_s=0.0)
 
     return make
+
+
+@pytest.fixture
+def virtual_rig():
+    """(make_rig(cameras=...), model): the in-process virtual rig with LeRobot calibration files."""
+    model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=0.0))
+    root = Path(tempfile.mkdtemp()) / "calibration"
+    write_calibration_files(model, root, "rig")
+    with in_process_ports(model) as ports:
+
+        def make(cameras: tuple = ()) -> BimanualRig:
+            config = RigConfig(
+                id="rig", calibration=CalibrationConfig(dir=root), cameras=cameras, virtual=VirtualRigConfig()
+            )
+            return BimanualRig(config, ports)
+
+        yield make, model

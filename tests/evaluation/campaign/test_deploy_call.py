@@ -5,10 +5,18 @@ import sys
 
 import pytest
 
-from evaluation.campaign.deploy_call import ENGINE_KINDS, BlockCall, DeployOptions, DeploySession, run_deploy
+from evaluation.campaign.deploy_call import (
+    ENGINE_KINDS,
+    START_POSES,
+    BlockCall,
+    DeployOptions,
+    DeploySession,
+    run_deploy,
+)
 from evaluation.campaign.errors import CampaignError
 from evaluation.errors import ConfigError
 from policies.engines.config import EngineKind
+from policies.start_pose import StartPose
 
 
 def _call(root) -> BlockCall:
@@ -43,6 +51,10 @@ def test_pass_through_flags_are_spelled_as_so101_deploy_spells_them(tmp_path):
 
 def test_engine_kinds_are_deploys_local_ones():
     assert set(ENGINE_KINDS) == {k.value for k in EngineKind} - {"remote"}
+    assert set(START_POSES) == {p.value for p in StartPose}
+    assert DeployOptions(start_pose="demonstrations").flags() == ["--start_pose=demonstrations"]
+    with pytest.raises(ConfigError, match=r"deploy.start_pose='there'; allowed: \['here', 'demonstrations'\]"):
+        DeployOptions(start_pose="there")
 
 
 def test_bad_pass_through_values_are_refused():

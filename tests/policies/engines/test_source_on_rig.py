@@ -1,8 +1,6 @@
 """PolicySource on the in-process virtual rig: holds on starved ticks, NaN never reaches the bus, tiny ACT e2e."""
 
 import math
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,13 +11,8 @@ from policies.source import PolicySource
 from policies.testing.scripted_predictor import ScriptedPredictor, wave
 from policies.testing.tiny_policies import TEST_CAMERAS, write_tiny_act
 from robot.cameras.config import CaptureConfig, VirtualCameraConfig
-from robot.config import CalibrationConfig, RigConfig
 from robot.control_loop import ControlLoop
 from robot.joints import CameraRole
-from robot.rig import BimanualRig
-from robot.virtual.config import TimingMode, VirtualRigConfig
-from robot.virtual.inprocess import in_process_ports
-from robot.virtual.precalibrated import write_calibration_files
 from robot.virtual.rig_model import VirtualRigModel
 from tests.policies.engines import lerobot_reference
 
@@ -48,23 +41,6 @@ def goals(model: VirtualRigModel) -> dict[str, list[int]]:
 
 def torque(model: VirtualRigModel, arm: str) -> list[bool]:
     return [m["torque_enabled"] for m in model.state(arm)[arm]]
-
-
-@pytest.fixture
-def virtual_rig():
-    """(make_rig(cameras=...), model): the in-process virtual rig with LeRobot calibration files."""
-    model = VirtualRigModel(VirtualRigConfig(timing=TimingMode.INSTANT, calibrated=True, tremor_steps=0.0))
-    root = Path(tempfile.mkdtemp()) / "calibration"
-    write_calibration_files(model, root, "rig")
-    with in_process_ports(model) as ports:
-
-        def make(cameras: tuple = ()) -> BimanualRig:
-            config = RigConfig(
-                id="rig", calibration=CalibrationConfig(dir=root), cameras=cameras, virtual=VirtualRigConfig()
-            )
-            return BimanualRig(config, ports)
-
-        yield make, model
 
 
 def test_starved_ticks_hold_exactly_the_last_commanded_goal(virtual_rig):
