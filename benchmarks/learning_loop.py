@@ -207,6 +207,16 @@ def checkpoint_of(training: Path) -> Path:
     return training / "checkpoints" / "last" / "pretrained_model"
 
 
+def print_baselines(stages: Stages, blind_rig: Path, demos: Path, args: argparse.Namespace) -> None:
+    """The demonstrations' truth beside the blind baseline's on as many fresh poses: what seeing is worth."""
+    record(stages, "record_blind", blind_rig, EVAL_REPO, args.work / "eval_blind", args.rollouts, args.episode_s)
+    groups = {"demonstrations": truth_scores(demos), "blind": truth_scores(args.work / "eval_blind")}
+    for name, scores in groups.items():
+        summary = summarise(scores)
+        print(name, len(scores), {key: (value["value"], value["low"], value["high"]) for key, value in summary.items()})
+    print("seconds per stage:", stages.seconds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--demonstrations", type=int, default=50)
@@ -222,6 +232,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("outputs/bench/learning_loop"))
     parser.add_argument("--reuse", action="store_true", help="keep --work and skip the stages it has done")
     parser.add_argument("--quick", action="store_true", help="3 demonstrations, 20 steps, 2 rollouts, no corruption")
+    parser.add_argument(
+        "--baselines-only",
+        action="store_true",
+        help="record the demonstrations and the blind baseline, print their truth, stop (does seeing pay?)",
+    )
     parser.add_argument("--out", type=Path, default=Path("outputs/bench/learning_loop.json"))
     args = parser.parse_args()
     if args.quick:
@@ -238,6 +253,9 @@ def main() -> None:
     demos = args.work / "demonstrations"
 
     record(stages, "record_demonstrations", rig, DEMO_REPO, demos, args.demonstrations, args.episode_s)
+    if args.baselines_only:
+        print_baselines(stages, blind_rig, demos, args)
+        return
     stages.run("pre_training_check", "so101-review", f"--dataset.root={demos}", "--check=true")
     groups = {"demonstrations": truth_scores(demos)}
     curves = {"trained": train(stages, "train", demos, args.work / "train", args)}
