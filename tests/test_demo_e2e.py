@@ -77,6 +77,35 @@ def test_lerobot_train_wrote_a_checkpoint_that_was_deployed(demo):
     assert "fits the rig" in stdout  # so101-deploy's contract check passed before the weights loaded
 
 
+def test_the_rollouts_start_where_the_demonstrations_did(demo):
+    """so101-deploy --start_pose=demonstrations: the followers were ramped there before the policy acted."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from robot.joints import BIMANUAL_KEYS
+    from tests.support.servo_bounds import lag_ticks, offset_deg
+
+    out, stdout = demo
+    demonstrations = out / "datasets" / "fold_cloth"
+    assert f"the median first state of {EPISODES} episodes of {demonstrations.resolve()}" in stdout
+    firsts = []
+    for path in sorted((demonstrations / "data").rglob("*.parquet")):
+        rows = pq.read_table(path, columns=["frame_index", "observation.state"]).to_pydict()
+        pairs = zip(rows["observation.state"], rows["frame_index"], strict=True)
+        firsts += [state for state, frame in pairs if frame == 0]
+    assert len(firsts) == EPISODES
+    start = np.median(np.array(firsts), axis=0)
+    episode = out / "datasets" / "eval_tiny_act" / "meta" / "so101" / "episodes" / "episode-000000"
+    timing = pq.read_table(episode / "timing.parquet")
+    first_state = np.array([timing.column(f"state.{key}")[0].as_py() for key in BIMANUAL_KEYS])
+    # The start pose, give or take what a fitted servo leaves off its goal (its holding offset, its lag
+    # behind a goal moving at the ramp speed) and two ramp steps (1 degree each) of the policy's first
+    # move: recording starts the tick after it.
+    lag = np.array([lag_ticks(key, 30) for key in BIMANUAL_KEYS])
+    bound = (2 + lag) * 1.0 + np.array([offset_deg(key) for key in BIMANUAL_KEYS]) + 2 * (360 / 4095)
+    assert (np.abs(first_state - start) <= bound).all(), first_state - start
+
+
 def test_the_rollouts_are_an_evaluation_dataset_with_inference_facts(demo):
     out, _ = demo
     root = out / "datasets" / "eval_tiny_act"

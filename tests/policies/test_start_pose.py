@@ -2,15 +2,14 @@
 
 The pose is the median first state of the checkpoint's training episodes (found through its
 train_config.json); the followers are ramped there before a rollout, never faster than the safety
-layer's ramp, and the policy takes charge only once they arrived.
+layer's ramp, and the policy takes charge only once they arrived. so101-deploy with it, end to end,
+is make demo's deploy step (tests/test_demo_e2e.py).
 """
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 from policies.engines.sync import SyncEngine
@@ -22,9 +21,6 @@ from policies.testing.scripted_predictor import ScriptedPredictor, wave
 from robot.control_loop import ControlLoop
 from robot.joint_values import JointValues
 from robot.joints import BIMANUAL_KEYS, GRIPPER, JOINT_NAMES
-from tests.support.commands import run
-from tests.support.record_runs import rig_file
-from tests.support.servo_bounds import lag_ticks, offset_deg
 
 # A raised pose inside every virtual follower's limits; the right arm mirrors pan and roll.
 LEFT = {"shoulder_pan": 10.0, "shoulder_lift": -55.0, "elbow_flex": 5.0, "wrist_flex": 60.0, "wrist_roll": 0.0}
@@ -110,34 +106,3 @@ def test_the_arms_ramp_to_the_start_and_the_policy_acts_only_once_they_arrived(v
     body = np.array(["gripper" not in key for key in BIMANUAL_KEYS])
     # The largest per-tick step of any goal, to the start pose and then to the policy's: one ramp step.
     assert np.abs(np.diff(sent, axis=0))[:, body].max() <= ramp_deg + ENCODER_STEP
-
-
-@pytest.mark.slow
-def test_deploy_starts_each_rollout_where_the_demonstrations_started(tiny_act_dir, tmp_path):
-    root = training_dataset(tmp_path / "demos", [POSE.reshape(-1) + shift for shift in (-1.0, 0.0, 1.0)])
-    checkpoint = trained_on(tmp_path / "ckpt", root)
-    shutil.copytree(tiny_act_dir, checkpoint, dirs_exist_ok=True)
-    eval_root = tmp_path / "eval"
-    result = run(
-        "so101-deploy",
-        f"--config_path={rig_file(tmp_path)}",
-        f"--policy.path={checkpoint}",
-        "--policy.device=cpu",
-        "--dataset.repo_id=test/eval",
-        f"--dataset.root={eval_root}",
-        "--dataset.vcodec=h264",
-        "--session.num_episodes=1",
-        "--session.episode_s=1",
-        "--start_pose=demonstrations",
-    )
-    assert result.returncode == 0, result.stderr
-    assert f"the median first state of 3 episodes of {root.resolve()}" in result.stdout
-    facts = pq.read_table(eval_root / "meta" / "so101" / "episodes" / "episode-000000" / "timing.parquet")
-    first_state = np.array([facts.column(f"state.{key}")[0].as_py() for key in BIMANUAL_KEYS])
-    # Where the followers stood when the policy took charge: the start pose, give or take what a fitted
-    # servo leaves off its goal (its holding offset, its lag behind a goal moving at the ramp speed) and
-    # two ramp steps of the policy's first move (recording starts the tick after it). The rest pose the
-    # followers start in lies ~40 degrees from it.
-    lag = np.array([lag_ticks(key, 30) for key in BIMANUAL_KEYS])
-    bound = (2 + lag) * RAMP_STEP + np.array([offset_deg(key) for key in BIMANUAL_KEYS]) + 2 * ENCODER_STEP
-    assert (np.abs(first_state - POSE.reshape(-1)) <= bound).all(), first_state - POSE.reshape(-1)
