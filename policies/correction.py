@@ -155,7 +155,8 @@ class CorrectionSource:
             self._requested = False
             if self.control is not Control.POLICY:
                 self._end_correction(now)
-                self.rollout.pause(self._last_sent())  # hold where the person left the followers
+                # Hold where the person left the followers (or, with a start pose, go back there).
+                self.rollout.between_episodes(self._last_sent())
                 self.rig.begin_transition("the episode ended: hold")
             self._in_episode = False
             return self.rollout.action(observation, tick)

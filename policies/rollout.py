@@ -126,6 +126,12 @@ class RolloutSource:
         self._was_in_charge = False
         self._hold, self._to_start = hold, False  # back to the policy from here, in the same episode
 
+    def between_episodes(self, last_sent: JointValues) -> None:
+        """An episode ended while another source drove: hold where it left the arms, or go to the start pose."""
+        self.pause(last_sent)
+        if self.start is not None:
+            self._hold, self._to_start = self.start.pose, True
+
     def on_key(self, key: object) -> None:
         """No keys of its own (a correction source adds the take-over)."""
 

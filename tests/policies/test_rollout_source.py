@@ -58,3 +58,19 @@ def test_a_correction_pause_resumes_the_policy_from_where_the_person_left_it():
     reached["now"] = False  # the person's goals ramp: far from the start pose
     source.pause(observation(offset=3.0).state())
     assert set(source.action(observation(), tick(2)).vector) == {99.0}  # no trip back to the start pose
+
+
+def test_an_episode_a_person_ended_goes_back_to_the_start_pose_too():
+    reached = {"now": True}
+    start = StartAt(JointValues(np.full((2, 6), 7.0)), reached=lambda: reached["now"])
+    in_charge = {0: True, 1: False, 2: True, 3: True}
+    source = RolloutSource(Driver(), lambda now: in_charge[round(now * 30)], start=start)
+    assert set(source.action(observation(), tick(0)).vector) == {99.0}
+    left_at = observation(offset=3.0).state()
+    source.between_episodes(left_at)  # the person had the arms when the episode ended
+    assert source.action(observation(), tick(1)) == start.pose
+    reached["now"] = False
+    assert source.action(observation(), tick(2)) == start.pose  # the next rollout waits for the arms
+    plain = RolloutSource(Driver(), lambda now: False)
+    plain.between_episodes(left_at)
+    assert plain.action(observation(), tick(3)) == left_at  # no start pose: hold where the person left them
