@@ -26,7 +26,6 @@ from robot.joints import BIMANUAL_KEYS, GRIPPER, JOINT_NAMES
 LEFT = {"shoulder_pan": 10.0, "shoulder_lift": -55.0, "elbow_flex": 5.0, "wrist_flex": 60.0, "wrist_roll": 0.0}
 POSE = np.array([[LEFT[j] if j != GRIPPER else 20.0 for j in JOINT_NAMES]] * 2) * [[1] * 6, [-1, 1, 1, 1, -1, 1]]
 ENCODER_STEP = 360 / 4095 + 1e-4  # a goal in degrees becomes whole encoder steps on its way to the bus
-RAMP_STEP = 30.0 / 30  # safety.ramp_speed_deg_s / fps: a transition's largest step, degrees
 
 
 def training_dataset(root: Path, firsts: list[np.ndarray], names: tuple[str, ...] = BIMANUAL_KEYS) -> Path:
