@@ -12,7 +12,7 @@ import numpy as np
 
 from policies.checkpoint import Checkpoint
 from policies.errors import ContractError
-from policies.joint_units import JointUnits, UnitsVerdict, units_from_statistics
+from robot.joint_units import JointUnits, UnitsVerdict, units_from_statistics
 from robot.joints import BIMANUAL_KEYS, JOINT_NAMES
 from teleop.dataset.vocabulary import ACTION_KEY, STATE_KEY
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from policies.compiled.options import PolicyRuntime, WeightPrecision
-from policies.joint_units import JointUnits
+from robot.joint_units import JointUnits
 
 if TYPE_CHECKING:
     from policies.checkpoint import Checkpoint

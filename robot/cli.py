@@ -43,10 +43,13 @@ RIG_FIELDS_HELP = "the rig file's fields, e.g. --rig.bus.read_deadline_ms=30; ha
 REMOTE_HELP = "with --engine.kind=remote: the policy server's host, port, checkpoint and timeouts"
 
 
-def parse_command[T](config_cls: type[T], argv: list[str] | None = None, *, old_spellings: Mapping[str, str] = {}) -> T:
+def parse_command[T](
+    config_cls: type[T], argv: list[str] | None = None, *, old_spellings: Mapping[str, str] = {}, doc: str | None = None
+) -> T:
     """Parse a command config whose `rig` field comes from `--config_path` (default: virtual rig).
 
-    `old_spellings`: the command's renamed flags, accepted for one release (robot/shell/old_spellings.py).
+    `old_spellings`: the command's renamed flags, accepted for one release (robot/shell/old_spellings.py);
+    `doc`: the top of `--help` (default: the docstring of the module defining `config_cls`).
 
     Raises:
         UsageError: an unknown option, a bad list, the rig file is missing, not YAML, or holds a value
@@ -58,7 +61,7 @@ def parse_command[T](config_cls: type[T], argv: list[str] | None = None, *, old_
     rest = prepared_args(
         config_cls,
         rest,
-        doc=None,
+        doc=doc,
         config_file=RIG_FILE_HELP,
         file_flag="--config_path",
         exit_status=EXIT_STATUS,

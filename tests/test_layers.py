@@ -15,8 +15,8 @@ Also: no import circles among the product's modules (imports inside functions an
 TYPE_CHECKING count), and nothing outside robot/virtual/ imports the emulator, only its light
 front (`EMULATOR_FRONT`: settings, client, launcher, pre-calibrated files, the scripted hands of
 calibration, motor setup and port discovery). The allow-list,
-`EMULATOR_USERS`, is the two modules that run the emulator on purpose: robot/rig_ports.py and
-robot/commands/sim.py. Tests may import anything. And no product file grows past `MAX_LINES`.
+`EMULATOR_USERS`, is the three modules that run the emulator on purpose: robot/rig_ports.py,
+robot/commands/sim.py and robot/commands/fit.py. Tests may import anything. And no product file grows past `MAX_LINES`.
 
 LeRobot sits behind a few adapter modules (`LEROBOT_ADAPTERS`): only they import `lerobot`, so an
 upgrade of LeRobot is checked there, and everything else speaks the product's own types.
@@ -58,7 +58,8 @@ EMULATOR_FRONT = {
 # The only modules outside robot/virtual/ that run the emulator on purpose: so101-sim serves it
 # in-process, and rig_ports finds the arms' ports (a running rig, or one it starts) and writes a
 # pre-calibrated rig's files from the emulator's own model. Tests may import the emulator too.
-EMULATOR_USERS = {"robot/rig_ports.py", "robot/commands/sim.py"}
+# so101-fit replays recordings through the emulated follower to fit its servo model (robot/virtual/twin/).
+EMULATOR_USERS = {"robot/rig_ports.py", "robot/commands/sim.py", "robot/commands/fit.py"}
 # The only product files and folders that import lerobot, each with the part of LeRobot it wraps.
 LEROBOT_ADAPTERS = {
     "robot/feetech/": "the Feetech motor bus, the SO follower and leader classes, calibration files",

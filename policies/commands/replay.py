@@ -40,7 +40,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from policies.engines.config import EngineConfig, EngineKind
-from policies.joint_units import JointUnits, UnitsVerdict, resolve_units
 from policies.replay.analysis import Thresholds
 from policies.replay.dataset import ReplayDataset, locate, open_dataset
 from policies.replay.errors import ReplayOptionError
@@ -56,6 +55,7 @@ from robot.cli import parse_command, run_command
 from robot.config import REPO_ROOT, RigConfig
 from robot.config_checks import reject_non_finite
 from robot.errors import ConfigError
+from robot.joint_units import JointUnits, UnitsVerdict, resolve_units
 from robot.shell.exit_codes import Exit, stopped_by
 from robot.shell.old_spellings import renamed
 from robot.shell.say import say_error

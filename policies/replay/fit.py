@@ -24,9 +24,8 @@ import numpy as np
 from policies.replay.dataset import EpisodeData, ReplayDataset
 from policies.replay.errors import DatasetFitError, ReplayOptionError
 from robot.config import MAX_FPS  # a replay runs on the rig, so the rig's limit is its limit
-from robot.joints import BIMANUAL_KEYS, JOINT_NAMES, Side, joint_key
-
-SINGLE_ARM_NAMES: tuple[str, ...] = tuple(f"{joint}.pos" for joint in JOINT_NAMES)
+from robot.joint_map import SINGLE_ARM_NAMES, JointMapError, parse_joint_map
+from robot.joints import BIMANUAL_KEYS
 
 
 @dataclass(frozen=True)
@@ -68,34 +67,6 @@ def _select(matrix: np.ndarray, columns: Mapping[str, int]) -> np.ndarray:
     return out
 
 
-def parse_joint_map(text: str) -> dict[str, str] | None:
-    """`left`, `right`, a JSON object (rig key -> dataset name), or "" for none.
-
-    Raises:
-        ReplayOptionError: anything else, or rig keys that do not exist.
-    """
-    text = text.strip()
-    if not text:
-        return None
-    if text in (Side.LEFT, Side.RIGHT):
-        return {joint_key(Side(text), joint): f"{joint}.pos" for joint in JOINT_NAMES}
-    try:
-        mapping = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ReplayOptionError(
-            f"joint_map={text!r} is neither left, right nor a JSON object ({e.msg}). Example:"
-            ' --joint_map=\'{"left_shoulder_pan.pos": "shoulder_pan.pos"}\''
-        ) from e
-    if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()) or not mapping:
-        raise ReplayOptionError(f"joint_map={text!r}: expected a non-empty JSON object of rig joint -> dataset name")
-    unknown = sorted(set(mapping) - set(BIMANUAL_KEYS))
-    if unknown:
-        raise ReplayOptionError(
-            f"joint_map: {', '.join(unknown)} are not rig joints; the rig's are {', '.join(BIMANUAL_KEYS)}"
-        )
-    return dict(mapping)
-
-
 def _columns(names: tuple[str, ...], mapping: Mapping[str, str]) -> dict[str, int]:
     return {key: names.index(name) for key, name in mapping.items() if name in names}
 
@@ -127,7 +98,10 @@ def fit_dataset(dataset: ReplayDataset, *, joint_map: str, rig_fps: float, fps: 
         ReplayOptionError: a joint map or fps that cannot be used.
     """
     names = dataset.action_names
-    mapping = parse_joint_map(joint_map)
+    try:
+        mapping = parse_joint_map(joint_map)
+    except JointMapError as e:
+        raise ReplayOptionError(str(e)) from e
     if mapping is None:
         if set(names) != set(BIMANUAL_KEYS) or len(names) != len(BIMANUAL_KEYS):
             raise DatasetFitError(f"{dataset.root} does not fit this rig: {_mismatch(names)}")

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 # The commands that read a rig file (docs/command-line.md: `--config_path`).
 RIG_COMMANDS = (
     "sim",
+    "fit",
     "ports",
     "setup",
     "cameras",

@@ -39,7 +39,7 @@ def fitted_physics(models: dict[str, JointModel], middles: dict[str, float], par
         ServoJointPhysics(
             models[name],
             params,
-            params.d_duty(name),
+            name,
             (gravity, GRAVITY_JOINTS.index(name)) if name in GRAVITY_JOINTS else None,
         )
         for name in JOINT_NAMES

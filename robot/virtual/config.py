@@ -53,6 +53,10 @@ class VirtualRigConfig:
     # followers show in recordings; robot/virtual/servo_params.py) or ideal (an ideal position servo
     # for fast unit tests: it tracks its goal within a tick or two).
     dynamics: ServoDynamics = ServoDynamics.FITTED
+    # The followers' own fitted servo tables (a JSON file so101-fit --write made from a recording of
+    # this person's arms, one table per arm; an arm it does not name uses the committed fit). None:
+    # the committed fit for both, robot/virtual/servo_fitted.json.
+    servo_table: Path | None = None
     scenario: Path | None = None  # YAML file of fault rules to install at start
     seed: int = 0  # seeds per-arm variation and hand tremor
     tremor_steps: float = 1.5  # operator hand noise amplitude, encoder steps
@@ -91,6 +95,11 @@ class VirtualRigConfig:
             raise ValueError(f"virtual.task_failure_rate={self.task_failure_rate}: must be within 0..1")
         if self.factory_new and self.calibrated:
             raise ValueError("virtual.factory_new=true and virtual.calibrated=true: new motors are not calibrated")
+        if self.servo_table is not None and not Path(self.servo_table).is_file():
+            raise ValueError(
+                f"virtual.servo_table={self.servo_table}: no such file. Next: write it with so101-fit"
+                " --dataset.root=<recording> --config_path=<this rig file> --write=true, or remove the line"
+            )
         if not self.follower_supply_v > 0:
             raise ValueError(f"virtual.follower_supply_v={self.follower_supply_v}: must be > 0 (volts)")
 
@@ -110,7 +119,7 @@ def config_to_json(config: VirtualRigConfig) -> str:
 def config_from_json(text: str) -> VirtualRigConfig:
     """Inverse of `config_to_json`."""
     raw = json.loads(text)
-    for key in ("runtime_dir", "state_dir", "scenario"):
+    for key in ("runtime_dir", "state_dir", "scenario", "servo_table"):
         if raw.get(key) is not None:
             raw[key] = Path(raw[key])
     if "timing" in raw:

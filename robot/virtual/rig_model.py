@@ -21,7 +21,7 @@ from robot.virtual.faults import FaultRule, load_scenario
 from robot.virtual.operator import CLOTH_CONTACT_FRACTION, ScriptedOperator, VirtualArm
 from robot.virtual.precalibrated import calibration_values
 from robot.virtual.profiles import arm_profiles, calibration_pose
-from robot.virtual.servo_params import load_fitted
+from robot.virtual.servo_table import arm_params, arm_supply_v
 from robot.virtual.trace import Trace
 from robot.virtual.trajectories import Trajectory, calibration_sweep, cloth_fold, correction, performed, to_pose
 
@@ -59,13 +59,15 @@ class VirtualRigModel:
         timing = TimingConfig(mode=TimingMode(config.timing), usb_latency_ms=config.usb_latency_ms)
         t0 = clock()
         dynamics = ServoDynamics(config.dynamics)
-        params = load_fitted() if dynamics is ServoDynamics.FITTED else None
         self.buses: dict[str, VirtualBus] = {}
         arms: dict[str, VirtualArm] = {}
         for name in ARM_NAMES:
             role = _role(name)
             profiles = arm_profiles(name, role, config.seed)
-            supply_v = config.follower_supply_v if role is Role.FOLLOWER else None
+            supply_v, params = None, None
+            if role is Role.FOLLOWER:  # each follower under its own fitted table, where the rig has one
+                supply_v = arm_supply_v(config.servo_table, name, config.follower_supply_v)
+                params = arm_params(config.servo_table, name) if dynamics is ServoDynamics.FITTED else None
             motors = build_motors(profiles, role, t0, supply_v, dynamics, params)
             self.buses[name] = VirtualBus(name, motors, timing=timing, faults=self.faults, trace=self.trace)
             arms[name] = VirtualArm(name, motors, profiles)

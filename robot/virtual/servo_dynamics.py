@@ -94,13 +94,17 @@ class ServoJointPhysics(JointPhysics):
         self,
         model: JointModel,
         params: ServoParams,
-        d_duty_s_per_step: float,
+        joint: str,
         gravity: tuple[ArmGravity, int] | None = None,
     ) -> None:
-        """`gravity`: the arm's gravity model and this joint's index in it, for a gravity-loaded joint."""
+        """One joint of an arm: `joint` names it (its gains in `params`).
+
+        `gravity`: the arm's gravity model and this joint's index in it, for a gravity-loaded joint.
+        """
         super().__init__(model)
         self.params = params
-        self._d_duty = d_duty_s_per_step
+        self._p_duty = params.p_duty(joint)
+        self._d_duty = params.d_duty(joint)
         self._gravity = gravity
         self.gear_position = self.position  # x: the gear side, where the loop acts, steps
         self._now_s = 0.0  # time integrated so far, s (only differences matter)
@@ -183,7 +187,7 @@ class ServoJointPhysics(JointPhysics):
         p, model = self.params, self.model
         goal = self._goal if self._goal is not None else self.gear_position
         w_nl = p.no_load_speed_steps_s
-        kp = p.p_duty_per_step * drive.p_gain_scale * 32.0
+        kp = self._p_duty * drive.p_gain_scale * 32.0
         kd = self._d_duty * drive.d_gain_scale * 32.0
         limit = max(0.0, min(1000.0, drive.torque_limit_permille)) / 1000.0
         vmax = drive.max_speed_steps_s if drive.max_speed_steps_s > 0 else math.inf

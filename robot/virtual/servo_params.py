@@ -50,6 +50,9 @@ class ServoParams:
     # no_load_speed·(duty + external torque / stall torque).
     p_duty_per_step: float = 0.0012  # duty per encoder step of error, per P_Coefficient unit (fitted)
     d_duty_s_per_step: tuple[float, ...] = (4e-5,) * 6  # duty per step/s of speed, per D unit (fitted)
+    # Each joint's position-loop gain against the arm's p_duty_per_step: gear wear, a stiffer or looser
+    # joint, a gripper on a cloth (fitted per joint by so101-fit where the recording moves it enough)
+    p_scale: tuple[float, ...] = (1.0,) * 6
     latency_s: float = 0.04  # bus + firmware delay before a new Goal_Position acts, s (fitted)
     backlash_steps: float = 5.7  # gearbox play at the output, steps: the datasheet's bound, ≤ 0.5° (not fitted)
     # --- gripper on an object (not fitted: the recordings do not say when an object was held) -----
@@ -76,6 +79,10 @@ class ServoParams:
         """`d_duty_s_per_step` of one joint."""
         return self.d_duty_s_per_step[JOINT_NAMES.index(joint)]
 
+    def p_duty(self, joint: str) -> float:
+        """One joint's duty per step of error, per P_Coefficient unit: the arm's, scaled by `p_scale`."""
+        return self.p_duty_per_step * self.p_scale[JOINT_NAMES.index(joint)]
+
     # --- what the model implies: the bounds tests and reports derive from the table --------------
 
     def time_constant_s(self, joint: str) -> float:
@@ -84,7 +91,7 @@ class ServoParams:
         Unsaturated, the motor turns at w·(kp·e)/(1 + w·kd) (`servo_dynamics.py`), so the error
         decays as exp(-t/τ) with τ = (1 + w·kd)/(w·kp).
         """
-        kp = self.p_duty_per_step * LEROBOT_GAINS["P_Coefficient"]
+        kp = self.p_duty(joint) * LEROBOT_GAINS["P_Coefficient"]
         kd = self.d_duty(joint) * LEROBOT_GAINS["D_Coefficient"]
         w = self.no_load_speed_steps_s
         return (1.0 + w * kd) / (w * kp)
@@ -103,7 +110,7 @@ class ServoParams:
         exponential tail.
         No load: gravity shifts where the joint rests (`holding_offset_steps`), little how fast.
         """
-        kp = self.p_duty_per_step * LEROBOT_GAINS["P_Coefficient"]
+        kp = self.p_duty(joint) * LEROBOT_GAINS["P_Coefficient"]
         saturated_steps = torque_limit_fraction / kp
         seconds, error = self.latency_s, float(distance_steps)
         if error > saturated_steps:
@@ -140,7 +147,7 @@ class ServoParams:
         return GRAVITY_M_S2 * moment / self.stall_torque_nm
 
 
-FITTED_KEYS = ("p_duty_per_step", "latency_s", "d_duty_s_per_step")
+FITTED_KEYS = ("p_duty_per_step", "latency_s", "d_duty_s_per_step", "p_scale", "object_stiffness_per_step")
 
 
 def load_fitted(path: Path = FITTED_FILE) -> ServoParams:
@@ -151,10 +158,21 @@ def load_fitted(path: Path = FITTED_FILE) -> ServoParams:
     """
     if not path.is_file():
         return ServoParams()
-    raw = json.loads(path.read_text())["params"]
+    return params_from_rows(json.loads(path.read_text())["params"], str(path))
+
+
+def params_from_rows(rows: dict, where: str, base: ServoParams | None = None) -> ServoParams:
+    """The table with `rows` (name -> number, or list for a per-joint row) over `base` (default: the defaults).
+
+    Raises:
+        ValueError: a row the table does not have, or a per-joint row that is not one value a joint.
+    """
     known = {f.name for f in fields(ServoParams)}
-    unknown = sorted(set(raw) - known)
+    unknown = sorted(set(rows) - known)
     if unknown:
-        raise ValueError(f"{path}: unknown servo parameters {unknown}; expected some of {sorted(known)}")
-    values = {k: tuple(v) if isinstance(v, list) else float(v) for k, v in raw.items()}
-    return replace(ServoParams(), **values)
+        raise ValueError(f"{where}: unknown servo parameters {unknown}; expected some of {sorted(known)}")
+    values = {k: tuple(float(x) for x in v) if isinstance(v, list) else float(v) for k, v in rows.items()}
+    for name in ("d_duty_s_per_step", "p_scale"):
+        if name in values and len(values[name]) != len(JOINT_NAMES):  # type: ignore[arg-type]
+            raise ValueError(f"{where}: {name} has {len(values[name])} values; expected one per joint, 6")  # type: ignore[arg-type]
+    return replace(base or ServoParams(), **values)

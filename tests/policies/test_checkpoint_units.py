@@ -10,7 +10,7 @@ import pytest
 from policies.checkpoint import read_checkpoint
 from policies.checkpoint_units import checkpoint_units
 from policies.commands.deploy import main as deploy_main
-from policies.joint_units import JointUnits, units_from_statistics
+from robot.joint_units import JointUnits, units_from_statistics
 from robot.joints import BIMANUAL_KEYS
 from tests.support.checkpoints import copy_checkpoint
 from tests.support.record_runs import rig_file

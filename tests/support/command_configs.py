@@ -23,6 +23,7 @@ _NAMED = {
     "so101-demo": "DemoConfig",
     "so101-policy-server": "PolicyServerConfig",
     "so101-edit": "EditConfig",
+    "so101-fit": "FitCommandConfig",  # defined in robot/virtual/twin/options.py, beside its run
 }
 
 

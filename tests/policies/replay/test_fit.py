@@ -7,8 +7,10 @@ import pytest
 
 from policies.replay.dataset import EpisodeData, EpisodeInfo, ReplayDataset
 from policies.replay.errors import DatasetFitError, ReplayOptionError
-from policies.replay.fit import SINGLE_ARM_NAMES, fit_dataset, parse_joint_map
+from policies.replay.fit import fit_dataset
+from robot.joint_map import SINGLE_ARM_NAMES, parse_joint_map
 from robot.joints import BIMANUAL_KEYS
+from robot.shell.errors import UsageError
 
 
 def dataset(names=BIMANUAL_KEYS, fps=30, state=True) -> ReplayDataset:
@@ -90,6 +92,8 @@ def test_a_json_joint_map_renames_columns_and_must_name_existing_ones():
 )
 def test_bad_joint_maps_are_refused(text, fragment):
     with pytest.raises(ReplayOptionError, match=fragment):
+        fit_dataset(dataset(), joint_map=text, rig_fps=30, fps=None)
+    with pytest.raises(UsageError, match=fragment):  # so101-fit reads the same map: a usage error there
         parse_joint_map(text)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from policies.commands.replay import ReplayCommandConfig
 from policies.replay.analysis import Thresholds, analyse
@@ -338,3 +339,57 @@ def test_a_live_replay_starting_60_degrees_away_ramps_to_its_first_action(tmp_pa
     assert entry["ease_in_ticks"] >= 55  # about 60 degrees at one degree a tick
     assert entry["ease_in_max_step_deg"] <= ramp_step + 360 / 4095  # plus one count of rounding
     assert trajectory(entry, "sent")[0, column] == pytest.approx(first + offset, abs=0.5)  # it got there first
+
+
+def _lag_ticks(sent: np.ndarray, observed: np.ndarray) -> int:
+    """The shift (ticks) that best lines the followers' readings up with the goals sent."""
+    errors = [np.abs(observed[k:] - sent[: len(sent) - k]).mean() for k in range(12)]
+    return int(np.argmin(errors))
+
+
+@pytest.mark.slow
+def test_a_virtual_replay_on_a_rig_written_by_so101_fit_moves_like_the_fitted_arm(
+    tmp_path: Path, recording: Recording, capsys: pytest.CaptureFixture[str]
+):
+    """so101-fit --write on a recording of a sluggish left arm; then so101-replay --target=virtual on that rig.
+
+    The left follower takes the fitted table (a lag of about 8 ticks), the right one the committed
+    fit (about 4): the same recorded fold, replayed on both arms, shows it.
+    """
+    from robot.commands.fit import main as fit_main
+    from robot.virtual.servo_params import load_fitted
+    from robot.virtual.servo_table import read_servo_tables
+    from tests.support.twin_recordings import write_follower_recording
+
+    rig = tmp_path / "twin.yaml"
+    layout = yaml.safe_load(recording.rig_file.read_text())
+    layout["virtual"]["runtime_dir"] = str(tmp_path / "run")  # its own emulator, started with its own tables
+    rig.write_text(yaml.safe_dump(layout))
+    sluggish = replace(load_fitted(), latency_s=0.2).at_supply(12.0)
+    arm = write_follower_recording(
+        tmp_path / "left_arm", {Side.LEFT: sluggish}, episodes=2, frames=120, single_arm=True
+    )
+    argv = [f"--dataset.root={arm}", "--joint_map=left", "--dataset.units=degrees", f"--config_path={rig}"]
+    status = fit_main([*argv, "--write=true", "--evaluations=40", f"--output_dir={tmp_path / 'fit'}"])
+    assert status == 0, capsys.readouterr().err
+    fitted = read_servo_tables(tmp_path / "twin.servo.json")
+    assert set(fitted) == {"left_follower"}
+    assert fitted["left_follower"].params.latency_s > 0.15  # the fit found the sluggish arm
+    virtual = replay(
+        replace(recording, rig_file=rig),
+        recording.root,
+        tmp_path / "report",
+        "--dataset.episodes=1",
+        "--target=virtual",
+        timeout_s=240,
+    )
+    entry = episode(virtual.report, 1)
+    assert entry["stopped_by"] == "done"
+    sent, observed = trajectory(entry, "sent"), trajectory(entry, "observed")
+    for joint in ("shoulder_lift", "elbow_flex"):  # the fold moves both on both arms
+        left, right = (BIMANUAL_KEYS.index(joint_key(side, joint)) for side in Side)
+        left_lag, right_lag = (
+            _lag_ticks(sent[:, left], observed[:, left]),
+            _lag_ticks(sent[:, right], observed[:, right]),
+        )
+        assert left_lag >= right_lag + 3, (joint, left_lag, right_lag)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from policies.joint_units import STEP_DEG, JointUnits, detect_units, resolve_units
+from robot.joint_units import STEP_DEG, JointUnits, detect_units, resolve_units
 
 NAMES = ("shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos", "wrist_roll.pos", "gripper.pos")
 RNG = np.random.default_rng(7)
