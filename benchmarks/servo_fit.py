@@ -22,14 +22,16 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 
 from robot.joint_map import SINGLE_ARM_NAMES
+from robot.joints import JOINT_NAMES
 from robot.virtual.servo_params import load_fitted
-from robot.virtual.twin.fidelity import emulate, fidelity
+from robot.virtual.twin.fidelity import SAG_JOINTS, STILL_DEG, emulate, fidelity
 from robot.virtual.twin.fit import fit_arm
 from robot.virtual.twin.plot import plot_episode
-from robot.virtual.twin.recording import read_arm_recordings
+from robot.virtual.twin.recording import ArmRecording, read_arm_recordings
 from robot.virtual.twin.report import print_fidelity
 from teleop.dataset.reader import open_reader
 
@@ -82,8 +84,40 @@ def bench_recording(folder: Path, validate_only: bool, evaluations: int, plots: 
         plot_episode(
             check, emulated_before[0], emulated_after[0], plots / f"servo_fit_{folder.name}_{recording.arm}.png"
         )
-        result[recording.arm] = entry | {"committed": was, "fitted": now}
+        holds = {joint: hold_offsets(recording, joint) for joint in SAG_JOINTS}
+        for joint, row in holds.items():
+            console.print(
+                f"  {joint}: {row['holds']} holds of 40+ frames; state - goal {row['early_deg']:+.2f} deg after"
+                f" 10-20 frames, {row['late_deg']:+.2f} at their end (an integral term would take it to 0)",
+                highlight=False,
+            )
+        result[recording.arm] = entry | {"committed": was, "fitted": now, "hold_offsets": holds}
     return result
+
+
+def hold_offsets(recording: ArmRecording, joint: str, min_frames: int = 40) -> dict[str, float]:
+    """Whether an integral term acts: state - goal early in each long hold (frames 10-20) and at its end.
+
+    A loop with integral action drives the offset a load leaves toward zero while the goal holds;
+    LeRobot writes I_Coefficient 0, and a recording shows whether the firmware adds one of its own.
+    """
+    i = JOINT_NAMES.index(joint)
+    early, late = [], []
+    for state, action in recording.trajectories:
+        goal, t = action[:, i], 0
+        while t < len(goal):
+            end = t
+            while end + 1 < len(goal) and abs(goal[end + 1] - goal[t]) < STILL_DEG:
+                end += 1
+            if end - t + 1 >= min_frames:
+                early.append(float(np.mean(state[t + 10 : t + 20, i] - goal[t + 10 : t + 20])))
+                late.append(float(np.mean(state[end - 9 : end + 1, i] - goal[end - 9 : end + 1])))
+            t = end + 1
+    return {
+        "holds": len(early),
+        "early_deg": float(np.mean(early)) if early else float("nan"),
+        "late_deg": float(np.mean(late)) if late else float("nan"),
+    }
 
 
 def summary_rows(report: dict) -> list[dict]:
