@@ -24,12 +24,15 @@ def print_fidelity(console: Console, arm: str, before: dict[str, dict], after: d
             f"{_sag(real['sag_deg'])} / {_sag(old['sag_deg'])} / {_sag(new['sag_deg'])}" if joint in SAG_JOINTS else "-"
         )
         missed = [name for name, met in row["targets"].items() if not met]
+        verdict = "all met" if not missed else "missed: " + ", ".join(missed)
+        if "not_judged" in row:
+            verdict = "not judged: " + row["not_judged"]
         table.add_row(
             joint,
             f"{real['lag_frames']} / {old['lag_frames']} / {new['lag_frames']}",
             f"{real['err_mean_deg']:.2f} / {old['err_mean_deg']:.2f} / {new['err_mean_deg']:.2f}",
             f"{was['error_ratio']:.2f} -> {row['error_ratio']:.2f}",
             sag,
-            "all met" if not missed else "missed: " + ", ".join(missed),
+            verdict,
         )
     console.print(table)
