@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from rich.console import Console
 
 from robot.joint_map import SINGLE_ARM_NAMES
 from robot.joints import JOINT_NAMES
-from robot.virtual.servo_params import load_fitted
+from robot.virtual.servo_params import FITTED_KEYS, load_fitted
 from robot.virtual.twin.fidelity import SAG_JOINTS, STILL_DEG, emulate, fidelity
 from robot.virtual.twin.fit import fit_arm
 from robot.virtual.twin.plot import plot_episode
@@ -76,7 +77,9 @@ def bench_recording(folder: Path, validate_only: bool, evaluations: int, plots: 
         if not validate_only:
             fitted = fit_arm(train, committed, RATED_SUPPLY_V, evaluations)
             after = fitted.arm_params
+            rows = {k: v for k, v in asdict(fitted.params).items() if k in FITTED_KEYS}
             entry |= {"fit_s": time.monotonic() - started, "supply_v": fitted.supply_v, "cost": fitted.cost_after}
+            entry |= {"params": rows}
         emulated_before = emulate(check, committed.at_supply(RATED_SUPPLY_V))
         emulated_after = emulate(check, after)
         was, now = fidelity(check, emulated_before), fidelity(check, emulated_after)
