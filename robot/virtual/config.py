@@ -53,9 +53,9 @@ class VirtualRigConfig:
     # followers show in recordings; robot/virtual/servo_params.py) or ideal (an ideal position servo
     # for fast unit tests: it tracks its goal within a tick or two).
     dynamics: ServoDynamics = ServoDynamics.FITTED
-    # The followers' own fitted servo tables (a JSON file so101-fit --write made from a recording of
-    # this person's arms, one table per arm; an arm it does not name uses the committed fit). None:
-    # the committed fit for both, robot/virtual/servo_fitted.json.
+    # The followers' own fitted servo tables: a JSON file that so101-fit writes, when asked to, from a
+    # recording of this person's arms, one table per arm (an arm it does not name uses the committed
+    # fit). None: the committed fit for both, robot/virtual/servo_fitted.json.
     servo_table: Path | None = None
     scenario: Path | None = None  # YAML file of fault rules to install at start
     seed: int = 0  # seeds per-arm variation and hand tremor

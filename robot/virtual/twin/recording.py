@@ -77,8 +77,8 @@ def read_arm_recordings(
     if reader.robot_type and Role.LEADER in reader.robot_type:
         raise TwinRecordingError(
             f"{where} is a leader's recording (robot_type {reader.robot_type}): a leader is moved by hand, so it"
-            " says nothing of how a servo follows its goal. Next: fit on a recording of the followers, as"
-            " so101-record or lerobot-record makes it with the followers as the robot"
+            " says nothing of how a servo follows its goal. Next: fit on a recording whose robot is the followers:"
+            " so101-fit --dataset.root=<folder>"
         )
     if reader.state_names is None or columns[0].state is None:
         raise TwinRecordingError(
