@@ -2,7 +2,8 @@
 
     DatasetSource ──read_arrays──> EpisodeArrays ──> check_signals, check_timestamps, check_stats,
                                                      check_videos (health_checks.py),
-                                                     check_near_duplicates, check_joint_ranges (health_motion.py),
+                                                     check_near_duplicates, check_joint_ranges,
+                                                     check_joints_follow (health_motion.py),
                                                      check_action_lag, check_state_sides (health_alignment.py),
                                                      check_camera_sides (health_cameras.py)
                                                  ──> HealthReport: one CheckSummary per check, all findings
@@ -33,7 +34,7 @@ from evaluation.review.health_checks import (
     check_videos,
     read_arrays,
 )
-from evaluation.review.health_motion import check_joint_ranges, check_near_duplicates
+from evaluation.review.health_motion import check_joint_ranges, check_joints_follow, check_near_duplicates
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,11 @@ CHECKS: tuple[tuple[str, str, Check], ...] = (
         "joint_ranges",
         "no body joint at LeRobot's ±100 clamp or past ±200°, grippers within -5..105 %; episodes far past the others",
         check_joint_ranges,
+    ),
+    (
+        "joints_follow",
+        "each joint whose action moved 5 or more followed it: its state moved at least a tenth as far",
+        check_joints_follow,
     ),
     (
         "action_lag",

@@ -1,8 +1,10 @@
-"""The health view's checks of the recorded motion: near-duplicate episodes and joint ranges.
+"""The health view's checks of the recorded motion: near-duplicate episodes, joint ranges, joints that never moved.
 
     near_duplicates  an episode whose state, resampled to 64 points, stays within 0.5 of an earlier one's
     joint_ranges     LeRobot's ±100 clamp, values no SO-101 reaches, non-finite values, and episodes
                      reaching far past the others (each column's range over the dataset as notes)
+    joints_follow    a joint whose action moved and whose state did not: a dead motor or cable, a
+                     follower that was never torqued, a column recorded from the wrong arm
 
 Units are the dataset's: degrees (grippers % open) for ours, percent of range for some foreign ones.
 """
@@ -25,6 +27,8 @@ BODY_LIMIT_DEG = 200.0  # no SO-101 body joint turns further than this from its 
 GRIPPER_RANGE = (-5.0, 105.0)  # % open, with slack for calibration overshoot
 OUTLIER_MARGIN = 30.0  # an episode past the others' 5th/95th percentile by this much is remarkable
 OUTLIER_MIN_OTHERS = 3  # percentiles of fewer other episodes say nothing
+FOLLOW_MIN_ACTION = 5.0  # joint units: an action that spans less asks too little to tell
+FOLLOW_MIN_SHARE = 0.1  # a state spanning less than this share of its action's span did not follow
 
 
 def _states(arrays: EpisodeArrays, min_frames: int) -> tuple[list[int], int]:
@@ -155,3 +159,32 @@ def _outliers(usable: list[int], mins: np.ndarray, maxs: np.ndarray, names: tupl
         )
         findings.append(Finding("joint_ranges", "info", index, detail))
     return findings
+
+
+def check_joints_follow(source: DatasetSource, arrays: EpisodeArrays) -> CheckOutcome:
+    """Per episode, each joint whose action spans FOLLOW_MIN_ACTION or more while its state spans under a tenth of it.
+
+    Found in a public SO-101 recording (alanyukeroo/TECHIN-517-writeup: wrist_roll's state moved 6 of
+    the 72 degrees its action asked, in every episode): a policy trained on it learns that the joint
+    never moves, and nothing else in the data says so.
+    """
+    usable, width = _states(arrays, min_frames=2)
+    names = source.names if len(source.names) == width else tuple(f"column {k}" for k in range(width))
+    findings = []
+    for i in usable:
+        signals = arrays.signals[i]
+        if signals.action.shape != signals.state.shape:
+            continue  # the signals check names it
+        asked = np.ptp(signals.action.astype(np.float64), axis=0)
+        moved = np.ptp(signals.state.astype(np.float64), axis=0)
+        for k in np.flatnonzero((asked >= FOLLOW_MIN_ACTION) & (moved < FOLLOW_MIN_SHARE * asked)):
+            findings.append(
+                Finding(
+                    "joints_follow",
+                    "warning",
+                    i,
+                    f"{names[k]}: its state moved {moved[k]:.1f} while its action asked {asked[k]:.1f}; the joint did"
+                    " not follow (a dead motor or cable, torque off, or another arm's column)",
+                )
+            )
+    return outcome_over_episodes(len(usable), findings)

@@ -163,6 +163,23 @@ def test_a_joint_held_at_exactly_100_is_the_clamp(dataset: Path):
     assert "10 frames at exactly ±100.000 on right_shoulder_lift.pos" in found[0].detail
 
 
+def test_a_joint_whose_state_never_followed_its_action_is_named(dataset: Path):
+    """As a public SO-101 recording's wrist_roll did (benchmarks/README.md, servo_fit): a dead joint."""
+    column = NAMES.index("left_wrist_roll.pos")
+
+    def freeze(arrays: dict[str, np.ndarray]) -> None:
+        rows = _rows(arrays, 2)
+        arrays["action"][rows, column] = np.linspace(-40.0, 40.0, len(rows))  # asked to turn 80 degrees
+        arrays["observation.state"][rows, column] = 3.0  # and it never moved
+
+    assert _findings(dataset_health(open_dataset(dataset)), "joints_follow") == []  # the clean copy follows
+    _rewrite_data(dataset, freeze)
+    report = dataset_health(open_dataset(dataset))
+    found = _findings(report, "joints_follow")
+    assert [(f.episode_index, f.severity) for f in found] == [(2, "warning")]
+    assert "left_wrist_roll.pos: its state moved 0.0 while its action asked 80.0" in found[0].detail
+
+
 def test_values_no_so101_reaches_are_found(dataset: Path):
     column = NAMES.index("left_wrist_flex.pos")
 
