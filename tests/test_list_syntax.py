@@ -82,3 +82,22 @@ def test_a_text_item_reaches_the_command_as_written_not_as_yaml_reads_it(item, t
     """Unquoted, YAML takes `2:10:40` for 7840 (base 60), `no` for False, `1e3` for a float, `null` for None."""
     config = parse_options(ReportCommandConfig, [f"--tags={item},b"], doc="", example="so101-report")
     assert config.tags == (item, "b")
+
+
+def test_a_text_option_keeps_its_text_though_it_reads_as_yaml():
+    """draccus reads values as YAML: a JSON joint map arrived as a Python repr, `01` as `1`."""
+    from policies.commands.replay import ReplayCommandConfig
+    from robot.cli import parse_command
+
+    joint_map = '{"left_shoulder_pan.pos": "it\'s: pan"}'
+    config = parse_command(
+        ReplayCommandConfig,
+        ["--dataset.root=x", f"--joint_map={joint_map}", "--dataset.repo_id", "01"],
+    )
+    assert config.joint_map == joint_map
+    assert config.dataset.repo_id == "01"
+    assert config.dataset.episodes == (0,)  # lists and numbers are not text: as before
+    from robot.commands.release import ReleaseConfig
+
+    arms = parse_command(ReleaseConfig, ["--arms=[left_follower,right_follower]"]).arms
+    assert arms == "[left_follower,right_follower]"  # was "['left_follower', 'right_follower']"

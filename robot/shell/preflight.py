@@ -15,6 +15,7 @@ from robot.shell.exit_codes import Exit
 from robot.shell.help import command_help, help_requested
 from robot.shell.lists import normalized_lists
 from robot.shell.option_names import unknown_option
+from robot.shell.text_options import quoted_text
 
 
 def prepared_args(
@@ -27,7 +28,7 @@ def prepared_args(
     exit_status: str,
     collapsed: Mapping[str, str] = {},
 ) -> list[str]:
-    """`argv` checked and with its lists in draccus's form; `--help` is printed here and exits 0.
+    """`argv` checked, its lists in draccus's form and its text options quoted; `--help` is printed here and exits 0.
 
     `doc`: the command's module docstring (the top of its help; None: that of the options' module);
     `config_file`: what the file `file_flag` names holds; `exit_status` and `collapsed`: as
@@ -52,6 +53,6 @@ def prepared_args(
     if (unknown := unknown_option(config_cls, argv)) is not None:
         raise UsageError(unknown)
     try:
-        return normalized_lists(config_cls, argv)
+        return quoted_text(config_cls, normalized_lists(config_cls, argv))
     except ValueError as e:
         raise UsageError(str(e)) from e

@@ -9,7 +9,7 @@ import yaml
 
 from robot.cli import parse_command
 from robot.commands.fit import FitCommandConfig, main
-from robot.joints import Side
+from robot.joints import JOINT_NAMES, Side
 from robot.virtual.servo_params import FITTED_KEYS, load_fitted
 from robot.virtual.servo_table import arm_params, read_servo_tables
 from tests.support.commands import virtual_rig_file
@@ -92,12 +92,14 @@ def test_write_stores_each_arms_table_with_its_source_and_the_rig_uses_it(
     assert config.rig.virtual is not None
     assert config.rig.virtual.servo_table == table
     assert arm_params(table, "left_follower") == stored["left_follower"].params != load_fitted()
-    # A second fit, of the right arm alone from a single-arm recording, keeps the left arm's table.
-    status, _, err = _fit(capsys, f"--dataset.root={recordings['right']}", "--joint_map=right", *args)
+    # A second fit, of the right arm alone from a single-arm recording, keeps the left arm's table (the
+    # map given as JSON, as a recording with other column names needs it).
+    joint_map = json.dumps({f"right_{joint}.pos": f"{joint}.pos" for joint in JOINT_NAMES})
+    status, _, err = _fit(capsys, f"--dataset.root={recordings['right']}", f"--joint_map={joint_map}", *args)
     assert status == 0, err
     again = read_servo_tables(table)
     assert again["left_follower"] == stored["left_follower"]
-    assert again["right_follower"].document["fitted_on"]["joint_map"] == "right"
+    assert again["right_follower"].document["fitted_on"]["joint_map"] == joint_map
     assert again["right_follower"].document["fitted_on"]["recording"] == str(recordings["right"])
 
 
