@@ -4,7 +4,8 @@ draccus reads every command-line value as YAML before it converts it to the fiel
 `str` option lost its text whenever that text was also YAML of another kind: `--joint_map='{"a": "b"}'`
 arrived as the Python repr `{'a': 'b'}` (and was refused as not JSON), `--task=01` as `1`, `--arms=[a,b]`
 as `['a', 'b']`. Here the value of every plain `str` option is quoted as a YAML string before draccus
-reads it; lists (robot/shell/lists.py), numbers, paths, enums and optional fields are left as they are.
+reads it; lists (robot/shell/lists.py), numbers, paths, enums and optional fields are left as they are,
+and so is a value already in YAML's quotes (`--server.host="'::'"`, as so101-review's hint writes it).
 """
 
 import dataclasses
@@ -23,7 +24,8 @@ def quoted_text(config_cls: type, argv: list[str]) -> list[str]:
             continue
         if not eq:  # `--task Fold`: the value is the next word
             value = next(args, "")
-        out.append(f"{name}={_yaml_string(value)}")
+        quoted = len(value) >= 2 and value[0] == value[-1] and value[0] in "'\""  # YAML's own quotes: as given
+        out.append(f"{name}={value if quoted else _yaml_string(value)}")
     return out
 
 
