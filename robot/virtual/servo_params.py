@@ -2,7 +2,8 @@
 
 Each field names its unit and its source: the Feetech datasheet or memory table, the SO-101 URDF
 (TheRobotStudio/SO-ARM100 `Simulation/SO101/so101_new_calib.urdf`, Apache-2.0), or a fit to real
-SO-101 follower recordings by `benchmarks/servo_fit.py`. The fitted numbers live in
+SO-101 follower recordings (2026-12-04, by that day's `benchmarks/servo_fit.py`; a rig's own tables are
+`so101-fit`'s, `servo_table.py`). The committed fitted numbers live in
 `servo_fitted.json` beside this file (written by that tool, committed); everything else is here.
 
 The position loop's own settings are not in the table: the model reads them from each motor's
