@@ -28,4 +28,5 @@ def reject_non_finite(config: object, prefix: str) -> None:
         items = enumerate(value) if isinstance(value, tuple | list) else ()
         for name, item in ((f.name, value), *((f"{f.name}[{i}]", v) for i, v in items)):
             if isinstance(item, float) and not math.isfinite(item):
-                raise ConfigError(f"{prefix}.{name}={item}: must be a finite number (not NaN or infinity)")
+                where = f"{prefix}.{name}" if prefix else name  # a command's top-level option has no section
+                raise ConfigError(f"{where}={item}: must be a finite number (not NaN or infinity)")

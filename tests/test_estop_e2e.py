@@ -14,54 +14,20 @@ followers were sent:
 import itertools
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
 
 from robot.virtual.client import VirtualRigClient
-from tests.support.bus_trace import goal_writes, present_read_before
+from tests.support.bus_trace import FOLLOWERS, check_frozen, goal_writes
 from tests.support.commands import ForegroundJob, run, sim_client, virtual_rig_file, wait_until
 from tests.support.record_runs import record_args, rig_file
 from tests.support.terminal_keys import plain, press, wait_recording
 
 pytestmark = pytest.mark.slow
-FOLLOWERS = ("left_follower", "right_follower")
-LEADERS = ("left_leader", "right_leader")
 STEPS_PER_DEG = 4095 / 360  # LeRobot's degrees: (steps - mid) * 360 / 4095
-FREEZE_COUNTS = 2  # the frozen goal is the present position read just before it, to a couple of counts
 RAMP_COUNTS = 30.0 / 30 * STEPS_PER_DEG + 1  # ramp_speed_deg_s / fps, in encoder counts, plus one of rounding
 LIFT_ID = 2  # shoulder_lift's motor
-
-
-# --- the bus trace ---------------------------------------------------------------------------------
-
-
-def check_frozen(client: VirtualRigClient) -> None:
-    """The last goal each follower got is the pose it was read at just before; torque on; leaders released."""
-    frozen: dict[str, dict[int, int]] = {}
-    for arm in FOLLOWERS:
-        records = client.trace(arm)
-        writes = goal_writes(records)
-        assert writes, f"{arm}: no goal write since the trace was cleared before the e-stop"
-        index, last = writes[-1]
-        read = present_read_before(records, index)
-        assert set(read) == set(last), (arm, read, last)
-        assert all(abs(last[m] - read[m]) <= FREEZE_COUNTS for m in last), f"{arm}: {last} is not the pose {read}"
-        after = [r for r in records[index:] if r.get("register") == "Torque_Enable" and r.get("dir") == "host->bus"]
-        assert not after, f"{arm}: torque written after the freeze: {after}"
-        frozen[arm] = last
-    first = client.state()
-    for arm in FOLLOWERS:
-        assert {m["motor_id"]: m["goal_position"] for m in first[arm]} == frozen[arm], (arm, first[arm])
-        assert all(m["torque_enabled"] for m in first[arm]), f"{arm} was released: {first[arm]}"
-    for arm in LEADERS:
-        assert not any(m["torque_enabled"] for m in first[arm]), f"{arm} keeps torque: {first[arm]}"
-    time.sleep(0.5)  # nothing runs any more: a moment later, nothing has moved the goals
-    later = client.state()
-    for arm in FOLLOWERS:
-        assert [m["goal_position"] for m in later[arm]] == [m["goal_position"] for m in first[arm]], arm
-        assert all(m["torque_enabled"] for m in later[arm]), arm
 
 
 def printed_saved(text: str) -> int:

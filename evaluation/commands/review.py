@@ -44,7 +44,6 @@ leaves them out.
 from __future__ import annotations
 
 import logging
-import shlex
 import signal
 import sys
 import webbrowser
@@ -53,17 +52,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.logging import RichHandler
 
-from evaluation.carry import carry_scores
 from evaluation.episode_source import DatasetSource, open_dataset
 from evaluation.errors import ConfigError
-from evaluation.live_labels import import_live_scores
-from evaluation.overrides import OverrideStore
 from evaluation.review.app import ReviewSettings, create_app
 from evaluation.review.catalog import ReviewCatalog
 from evaluation.review.config import ReviewCommandConfig, ServerConfig, check_bind, is_loopback, token_warnings
 from evaluation.review.health import dataset_health
+from evaluation.review.opened import opened_review
 from evaluation.review.server import ReviewServer
-from evaluation.store import EvaluationStore, default_store_path
 from evaluation.view_map import view_map
 from robot.shell.exit_codes import Exit
 from robot.shell.old_spellings import OPTIONS_FILE, renamed
@@ -151,33 +147,27 @@ def _run(config: ReviewCommandConfig, argv: list[str]) -> int:
     root = config.dataset.root
     if root is None:  # also checked when the configuration is parsed
         raise ConfigError("dataset.root is required: pass --dataset.root=<LeRobot dataset folder>")
-    source = open_dataset(root, config.dataset.dataset_id or None, view_map(config.dataset.views))
-    store_path = config.store_path or default_store_path(source.root)
-    if config.store_path is not None and not store_path.is_file():  # a typo must not start an empty store
-        judge = shlex.join(["so101-judge", f"--dataset.root={root}", f"--store_path={store_path}"])
-        raise ConfigError(
-            f"no evaluation store at {store_path}: check the path, judge the dataset into it first ({judge}), "
-            f"or leave --store_path out to use the store beside the dataset"
-        )
-    for line in carry_scores(source, store_path).lines():
+
+    def say(line: str) -> None:
         console.print(line, highlight=False, soft_wrap=True, markup=False)
-    if not store_path.is_file():
-        console.print(
-            f"no evaluation store beside the dataset yet: starting one at {store_path} for the scores you give "
-            f"(judge the episodes with {shlex.join(['so101-judge', f'--dataset.root={root}'])})",
-            soft_wrap=True,
-            highlight=False,
-        )
-    for line in import_live_scores(source, store_path).lines():  # the operator's scores typed during the rollout
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
-    _stop_on_terminal_signals()
-    with EvaluationStore(store_path) as store, OverrideStore(store) as overrides:
-        catalog = ReviewCatalog(source, store, config.audit)
+
+    opened = opened_review(
+        root,
+        say=say,
+        dataset_id=config.dataset.dataset_id or None,
+        views=config.dataset.views,
+        store_path=config.store_path,
+        audit=config.audit,
+    )
+    with opened as review:
+        _stop_on_terminal_signals()
         settings = ReviewSettings(reviewer=reviewer, access_token=token, check_host=not token)
-        server = ReviewServer(create_app(catalog, overrides, settings), server_config.host, server_config.port)
+        server = ReviewServer(
+            create_app(review.catalog, review.overrides, settings), server_config.host, server_config.port
+        )
         server.start()
         try:
-            _announce(server, token, catalog, source, store_path, reviewer, server_config)
+            _announce(server, token, review.catalog, review.source, review.store_path, reviewer, server_config)
             server.wait()
         except KeyboardInterrupt:
             console.print("stopped; every recorded override is in the store")

@@ -17,6 +17,12 @@ Every override is recorded under the server's reviewer (fixed when it starts; a 
 ignored) with the fingerprint of the episode as the served dataset holds it. An override post's body
 is refused with 413 past forms.MAX_BODY_BYTES before it is buffered (body_limit). Judge results and
 overrides made on another version of an episode are left out and named in a notice atop the page.
+
+The app may be mounted under a path prefix (one app per dataset in a larger server: the ASGI scope's
+`root_path`, as Starlette's `mount` sets it). Every URL it emits carries that prefix: templates get it
+as `base` and put it before their literal paths, URLs built here (redirects, the neighbours' links the
+scripts follow, videos) are complete, and the scripts only follow URLs the page hands them. Served at
+the root, `base` is "" and every URL is what it always was.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -36,6 +42,7 @@ from starlette.concurrency import run_in_threadpool
 from evaluation.episode_facts import timeline
 from evaluation.errors import EvaluationError
 from evaluation.overrides import REASON_CODES, OverrideStore
+from evaluation.review.access import authenticate, mount_base, text_response
 from evaluation.review.body_limit import BodyRefusedError, read_body
 from evaluation.review.catalog import REVIEW_STATUSES, EpisodeFilter, ReviewCatalog
 from evaluation.review.curation_pages import Curation, add_curation_routes
@@ -45,9 +52,7 @@ from evaluation.review.forms import MAX_BODY_BYTES, FormError, override_form, pa
 from evaluation.review.health_pages import add_health_routes
 from evaluation.review.notices import episode_notices, insert_notices, list_notices, video_notices
 from evaluation.review.security import (
-    AUTH_COOKIE,
     SESSION_COOKIE,
-    TOKEN_HEADER,
     MediaPathError,
     Secrets,
     host_allowed,
@@ -98,8 +103,8 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         if settings.check_host and not host_allowed(request.headers.get("host", "")):
-            response: Response = _text(400, "this review server answers requests for localhost only")
-        elif settings.access_token and (denied := _authenticate(request, keys)) is not None:
+            response: Response = text_response(400, "this review server answers requests for localhost only")
+        elif settings.access_token and (denied := authenticate(request, keys, "so101-review")) is not None:
             response = denied
         else:
             response = await call_next(request)
@@ -123,18 +128,18 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
     @app.get("/episodes/{index}/timeline")
     def episode_timeline(index: int) -> Response:
         if not any(e.index == index for e in catalog.source.episodes):
-            return _text(404, f"the dataset has no episode {index}")
+            return text_response(404, f"the dataset has no episode {index}")
         return JSONResponse(timeline(catalog.source, catalog.source.episode(index)))
 
     @app.post("/episodes/{index}/overrides")
     async def post_override(request: Request, index: int) -> Response:
         content_type = request.headers.get("content-type", "").split(";")[0].strip()
         if content_type != "application/x-www-form-urlencoded":
-            return _text(415, "post the override form as application/x-www-form-urlencoded")
+            return text_response(415, "post the override form as application/x-www-form-urlencoded")
         try:
             body = await read_body(request, MAX_BODY_BYTES)
         except BodyRefusedError as e:
-            refused = _text(e.status, f"override not recorded: {e}")
+            refused = text_response(e.status, f"override not recorded: {e}")
             refused.headers["Connection"] = "close"  # the rest of the body is never read
             return refused
         return await run_in_threadpool(pages.post_override, request, index, body)
@@ -144,13 +149,13 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
         try:
             target = resolve_media(catalog.source.root, path)
         except MediaPathError as e:
-            return _text(e.status, f"refused: {e}")
+            return text_response(e.status, f"refused: {e}")
         return FileResponse(target, media_type="video/mp4")
 
     @app.get("/static/{name}")
     def static(name: str) -> Response:
         if name not in STATIC_TYPES:
-            return _text(404, "no such file")
+            return text_response(404, "no such file")
         return FileResponse(STATIC_DIR / name, media_type=STATIC_TYPES[name])
 
     return app
@@ -179,7 +184,7 @@ class _Pages:
         try:
             flt = EpisodeFilter.from_query(request.query_params, [c.id for c in criteria])
         except EvaluationError as e:
-            return self._message(400, "bad filter", str(e))
+            return self._message(request, 400, "bad filter", str(e))
         shown = [c for c in criteria if not flt.criterion or c.id == flt.criterion]
         rows = self.catalog.select(flt)
         session = self._session(request)
@@ -212,14 +217,17 @@ class _Pages:
         try:
             flt = EpisodeFilter.from_query(request.query_params, [c.id for c in criteria])
         except EvaluationError as e:
-            return self._message(400, "bad filter", str(e))
+            return self._message(request, 400, "bad filter", str(e))
         summaries = self.catalog.summaries()
         summary = next((s for s in summaries if s.index == index), None)
         if summary is None:
             last = len(summaries) - 1
-            return self._message(404, "no such episode", f"the dataset has no episode {index}; it holds 0..{last}")
+            return self._message(
+                request, 404, "no such episode", f"the dataset has no episode {index}; it holds 0..{last}"
+            )
         prev_i, next_i = _neighbours(index, [s.index for s in self.catalog.select(flt, summaries)])
-        detail = episode_detail(self.catalog, summary)
+        base = mount_base(request)
+        detail = episode_detail(self.catalog, summary, base)
         qs = flt.query_string()
         start_t = parse_time(request.query_params.get("t", ""))
         if form is not None:
@@ -230,9 +238,9 @@ class _Pages:
             "fps": summary.episode.fps,
             "length": summary.episode.length,
             "start_t": start_t,
-            "prev_url": _episode_url(prev_i, qs),
-            "next_url": _episode_url(next_i, qs),
-            "list_url": "/?" + qs,
+            "prev_url": _episode_url(prev_i, qs, base=base),  # complete URLs: review.js follows them as they are
+            "next_url": _episode_url(next_i, qs, base=base),
+            "list_url": f"{base}/?{qs}",
             "criteria": [c.info.id for c in detail.criteria],
             "selected": selected,
         }
@@ -263,10 +271,11 @@ class _Pages:
         try:
             fields = parse_form(body)
         except FormError as e:
-            return self._message(400, "override not recorded", str(e))
+            return self._message(request, 400, "override not recorded", str(e))
         session = request.cookies.get(SESSION_COOKIE, "")
         if not self.keys.check_csrf(fields.get("csrf", ""), session, f"episode:{index}"):
             return self._message(
+                request,
                 403,
                 "override not recorded: the form token is missing or stale",
                 "Reload the episode page and submit again (the server may have restarted). What you sent:",
@@ -276,7 +285,7 @@ class _Pages:
         criteria = [c.id for c in self.catalog.criteria()]
         flt = _safe_filter(fields.get("filters", ""), criteria)
         if not any(e.index == index for e in self.catalog.source.episodes):
-            return self._message(404, "no such episode", f"the dataset has no episode {index}")
+            return self._message(request, 404, "no such episode", f"the dataset has no episode {index}")
         try:
             form = override_form(fields)
             if form.criterion not in criteria:
@@ -304,7 +313,11 @@ class _Pages:
             }
             return self.episode(_with_query(request, flt.query_string()), index, status=400, form=kept)
         url = _episode_url(index, flt.query_string(), t=form.time_s) + f"#criterion-{form.criterion}"
-        return RedirectResponse(url, status_code=303)
+        return RedirectResponse(self.url(request, url), status_code=303)
+
+    def url(self, request: Request, path: str) -> str:
+        """The URL a browser asks for to reach `path` (a path inside the app, "/..."): under the mount's prefix."""
+        return mount_base(request) + path
 
     def _session(self, request: Request) -> tuple[str, bool]:
         current = request.cookies.get(SESSION_COOKIE, "")
@@ -318,39 +331,23 @@ class _Pages:
         session: tuple[str, bool] | None = None,
         **context: Any,
     ) -> Response:
-        html = self.env.get_template(template).render(**context)
+        html = self.env.get_template(template).render(base=mount_base(request), **context)
         html = insert_notices(html, context.get("notices", []))
         response = HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
         if session is not None and session[1]:
+            # Path "/" covers any prefix the app is mounted under; the session id is only a random name that
+            # each app's own key signs CSRF tokens with, so apps mounted side by side can share it.
             response.set_cookie(SESSION_COOKIE, session[0], httponly=True, samesite="strict", path="/")
         return response
 
-    def _message(self, status: int, title: str, detail: str, kept: str = "", back: str = "/") -> Response:
-        html = self.env.get_template("message.html").render(title=title, detail=detail, kept=kept, back=back)
+    def _message(
+        self, request: Request, status: int, title: str, detail: str, kept: str = "", back: str = "/"
+    ) -> Response:
+        """A message page; `back` is a path inside the app (the link gets the mount's prefix)."""
+        html = self.env.get_template("message.html").render(
+            base=mount_base(request), title=title, detail=detail, kept=kept, back=self.url(request, back)
+        )
         return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
-
-
-def _authenticate(request: Request, keys: Secrets) -> Response | None:
-    """None when the request carries the access token (query, cookie or header); else the refusal."""
-    token = request.query_params.get("token")
-    if token is not None:
-        if not keys.token_matches(token):
-            return _text(401, "wrong access token: use the URL so101-review printed")
-        rest = {k: v for k, v in request.query_params.items() if k != "token"}
-        target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
-        response = RedirectResponse(target, status_code=303)
-        response.set_cookie(AUTH_COOKIE, keys.auth_cookie(), httponly=True, samesite="strict", path="/")
-        return response
-    if keys.cookie_matches(request.cookies.get(AUTH_COOKIE, "")):
-        return None
-    header = request.headers.get(TOKEN_HEADER) or request.headers.get("authorization", "").removeprefix("Bearer ")
-    if header and keys.token_matches(header):
-        return None
-    return _text(401, "this review page needs its access token: open the URL so101-review printed (…/?token=…)")
-
-
-def _text(status: int, message: str) -> Response:
-    return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
 
 
 def _neighbours(index: int, listed: list[int]) -> tuple[int | None, int | None]:
@@ -359,11 +356,12 @@ def _neighbours(index: int, listed: list[int]) -> tuple[int | None, int | None]:
     return (before[-1] if before else None), (after[0] if after else None)
 
 
-def _episode_url(index: int | None, qs: str, t: float | None = None) -> str:
+def _episode_url(index: int | None, qs: str, t: float | None = None, base: str = "") -> str:
+    """An episode page's URL ("" for no episode): a path inside the app, under `base` when given."""
     if index is None:
         return ""
     query = "&".join(p for p in (qs, "" if t is None else f"t={t:.4f}") if p)
-    return f"/episodes/{index}" + (f"?{query}" if query else "")
+    return f"{base}/episodes/{index}" + (f"?{query}" if query else "")
 
 
 def _safe_filter(raw: str, criteria: list[str]) -> EpisodeFilter:

@@ -7,6 +7,7 @@
 
 Every post carries the page's CSRF token (scope "curation"); marks are saved in the draft beside the
 dataset (curation.py) before anything runs, so nothing a person marked is lost to a failed write.
+Redirects go through `Pages.url`, so they stay under the prefix the app is mounted at (app.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ class Pages(Protocol):
     catalog: ReviewCatalog
     keys: Secrets
 
+    def url(self, request: Request, path: str) -> str:
+        """The URL of `path` (inside the app) as the browser asks for it: under the prefix the app is mounted at."""
+        ...
+
     def _session(self, request: Request) -> tuple[str, bool]: ...
 
     def _render(
@@ -53,7 +58,9 @@ class Pages(Protocol):
         **context: Any,
     ) -> Response: ...
 
-    def _message(self, status: int, title: str, detail: str, kept: str = "", back: str = "/") -> Response: ...
+    def _message(
+        self, request: Request, status: int, title: str, detail: str, kept: str = "", back: str = "/"
+    ) -> Response: ...
 
 
 SCOPE = "curation"
@@ -170,6 +177,7 @@ class Curation:
         """Save the posted marks, then preview, write or go back to the list."""
         if not self._checked(request, fields):
             return self.pages._message(
+                request,
                 403,
                 "not saved: the form token is missing or stale",
                 "Reload the page and try again (the server may have restarted).",
@@ -195,21 +203,23 @@ class Curation:
             if draft.empty:
                 return self.page(request, status=400, preview="nothing is marked: drop or trim an episode first")
             job = self.jobs.start(edit_args(self._root, draft, out, dry_run=False))
-            return RedirectResponse(f"/curation/jobs/{job.number}", status_code=303)
-        return RedirectResponse("/curation" if action == "review" else "/?" + _first(fields, "filters"), 303)
+            return RedirectResponse(self.pages.url(request, f"/curation/jobs/{job.number}"), status_code=303)
+        target = "/curation" if action == "review" else "/?" + _first(fields, "filters")
+        return RedirectResponse(self.pages.url(request, target), 303)
 
     def job(self, request: Request, number: int) -> Response:
         """A write's page."""
         job = self.jobs.get(number)
         if job is None:
-            return self.pages._message(404, "no such run", f"this server started no so101-edit run {number}")
+            return self.pages._message(request, 404, "no such run", f"this server started no so101-edit run {number}")
         return self.page(request, job=job)
 
     def trim(self, request: Request, index: int, fields: dict[str, list[str]]) -> Response:
         """Save (or clear) the span of one episode kept."""
-        back = f"/episodes/{index}"
+        back = f"/episodes/{index}"  # inside the app: _message and url add the mount's prefix
         if not self._checked(request, fields):
             return self.pages._message(
+                request,
                 403,
                 "trim not saved: the form token is missing or stale",
                 "Reload the episode page and try again.",
@@ -217,7 +227,7 @@ class Curation:
             )
         episode = next((e for e in self.catalog.source.episodes if e.index == index), None)
         if episode is None:
-            return self.pages._message(404, "no such episode", f"the dataset has no episode {index}")
+            return self.pages._message(request, 404, "no such episode", f"the dataset has no episode {index}")
         draft, _ = self._draft()
         action = _first(fields, "action")
         if action == "clear":
@@ -230,18 +240,22 @@ class Curation:
                     start, stop = int(_first(fields, "start")), int(_first(fields, "stop"))
                 except ValueError:
                     return self.pages._message(
-                        400, "trim not saved", "give the first and last frame kept as numbers", back=back
+                        request, 400, "trim not saved", "give the first and last frame kept as numbers", back=back
                     )
             if not 0 <= start < stop <= episode.length:
                 return self.pages._message(
-                    400, "trim not saved", f"frames {start}:{stop} are not within 0:{episode.length}", back=back
+                    request,
+                    400,
+                    "trim not saved",
+                    f"frames {start}:{stop} are not within 0:{episode.length}",
+                    back=back,
                 )
             if (start, stop) == (0, episode.length):
                 draft.trims.pop(index, None)
             else:
                 draft.trims[index] = (start, stop, self.catalog.fingerprints[index])
         self._save(draft)
-        return RedirectResponse(back + "#traces", status_code=303)
+        return RedirectResponse(self.pages.url(request, back + "#traces"), status_code=303)
 
     def proposed(self, index: int) -> tuple[int, int]:
         """The trim so101-edit --trim=INDEX:auto would make (the same rule, teleop/dataset/curate/trim_proposal.py)."""

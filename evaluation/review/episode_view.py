@@ -86,7 +86,7 @@ class VideoView:
     """One camera's video element."""
 
     view: str  # e.g. "overhead"
-    url: str  # media URL (relative to the dataset)
+    url: str  # media URL as the page links it: /media/<path in the dataset>, under the app's mount prefix
     from_s: float  # episode start inside the file, seconds
     to_s: float  # episode end inside the file, seconds
 
@@ -113,17 +113,17 @@ def parse_ref(ref: str, fps: int) -> FrameRef:
     return FrameRef(ref, m["view"], frame / fps, frame)
 
 
-def media_url(relative_path: str) -> str:
-    """URL of a dataset file under /media/."""
-    return "/media/" + quote(relative_path)
+def media_url(relative_path: str, base: str = "") -> str:
+    """URL of a dataset file under /media/ (`base`: the prefix the app is mounted under, "" at the root)."""
+    return f"{base}/media/" + quote(relative_path)
 
 
-def episode_detail(catalog: ReviewCatalog, summary: EpisodeSummary) -> EpisodeDetail:
-    """Gather the episode page's content."""
+def episode_detail(catalog: ReviewCatalog, summary: EpisodeSummary, base: str = "") -> EpisodeDetail:
+    """Gather the episode page's content (`base`: the prefix its video URLs get, "" at the root)."""
     ep = summary.episode
     root = catalog.source.root
     videos = tuple(
-        VideoView(v.view, media_url(v.path.relative_to(root).as_posix()), v.from_timestamp_s, v.to_timestamp_s)
+        VideoView(v.view, media_url(v.path.relative_to(root).as_posix(), base), v.from_timestamp_s, v.to_timestamp_s)
         for v in ep.videos
     )
     result = summary.result

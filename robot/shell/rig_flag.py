@@ -25,6 +25,7 @@ RIG_COMMANDS = (
     "record",
     "deploy",
     "replay",
+    "studio",  # the rig file it passes on to the rig commands it runs
 )
 _COMMAND = re.compile(r"\bso101-(" + "|".join(RIG_COMMANDS) + r")\b(?!-)")
 

@@ -33,6 +33,19 @@ V20_CONVERTER = "lerobot.datasets.v21.convert_dataset_v20_to_v21"
 _RESTORE = "Next: restore it from a copy of the dataset, or download the dataset again"
 
 
+def saved_episodes(root: Path) -> int:
+    """The episodes info.json counts: what LeRobot loads from the folder now (0 without a readable one).
+
+    Light enough to poll while a recording adds episodes (so101-studio's counter); it checks nothing else.
+    """
+    try:
+        info = json.loads((Path(root) / "meta" / "info.json").read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return 0
+    count = info.get("total_episodes", 0) if isinstance(info, dict) else 0
+    return count if isinstance(count, int) and count >= 0 else 0
+
+
 def format_problem(root: Path, repo_id: str | None = None, *, videos: bool = True) -> str | None:
     """Why LeRobot 0.6.1 cannot open the dataset at `root`, in one line with the next step; None if it can.
 

@@ -2,7 +2,16 @@
 
 writes = goal_writes(client.trace("left_follower"))      # [(record index, {motor id: goal}), ...]
 pose = present_read_before(records, writes[0][0])       # {motor id: Present_Position} just before
+check_frozen(client)                                    # the e-stop's freeze, read back from the trace
 """
+
+import time
+
+from robot.virtual.client import VirtualRigClient
+
+FOLLOWERS = ("left_follower", "right_follower")
+LEADERS = ("left_leader", "right_leader")
+FREEZE_COUNTS = 2  # the frozen goal is the present position read just before it, to a couple of counts
 
 
 def goal_writes(records: list[dict]) -> list[tuple[int, dict[int, int]]]:
@@ -34,3 +43,34 @@ def present_read_before(records: list[dict], index: int) -> dict[int, int]:
                 values[data[2]] = int.from_bytes(data[5:7], "little")
             data = data[4 + data[3] :]
     return values
+
+
+def check_frozen(client: VirtualRigClient) -> None:
+    """The last goal each follower got is the pose it was read at just before; torque on; leaders released.
+
+    The freeze happens within one tick: the goal written is the position read in the same tick, and
+    nothing is written after it (the e-stop of so101-teleop, -record and -deploy, and so101-studio's button).
+    """
+    frozen: dict[str, dict[int, int]] = {}
+    for arm in FOLLOWERS:
+        records = client.trace(arm)
+        writes = goal_writes(records)
+        assert writes, f"{arm}: no goal write since the trace was cleared before the e-stop"
+        index, last = writes[-1]
+        read = present_read_before(records, index)
+        assert set(read) == set(last), (arm, read, last)
+        assert all(abs(last[m] - read[m]) <= FREEZE_COUNTS for m in last), f"{arm}: {last} is not the pose {read}"
+        after = [r for r in records[index:] if r.get("register") == "Torque_Enable" and r.get("dir") == "host->bus"]
+        assert not after, f"{arm}: torque written after the freeze: {after}"
+        frozen[arm] = last
+    first = client.state()
+    for arm in FOLLOWERS:
+        assert {m["motor_id"]: m["goal_position"] for m in first[arm]} == frozen[arm], (arm, first[arm])
+        assert all(m["torque_enabled"] for m in first[arm]), f"{arm} was released: {first[arm]}"
+    for arm in LEADERS:
+        assert not any(m["torque_enabled"] for m in first[arm]), f"{arm} keeps torque: {first[arm]}"
+    time.sleep(0.5)  # nothing runs any more: a moment later, nothing has moved the goals
+    later = client.state()
+    for arm in FOLLOWERS:
+        assert [m["goal_position"] for m in later[arm]] == [m["goal_position"] for m in first[arm]], arm
+        assert all(m["torque_enabled"] for m in later[arm]), arm

@@ -12,6 +12,8 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
+from robot.shell.rig_flag import RIG_COMMANDS
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
 # The commands whose options class is not found by the rule below (it holds no `rig` field).
@@ -24,6 +26,7 @@ _NAMED = {
     "so101-policy-server": "PolicyServerConfig",
     "so101-edit": "EditConfig",
     "so101-fit": "FitCommandConfig",  # defined in robot/virtual/twin/options.py, beside its run
+    "so101-studio": "StudioConfig",  # its --config_path is the rig file it hands to every rig command
 }
 
 
@@ -52,5 +55,4 @@ def config_class(script: str) -> type:
 
 def file_flag(script: str) -> str:
     """The flag that names the command's file: the rig file (`--config_path`), or its options file."""
-    fields = {f.name for f in dataclasses.fields(config_class(script))}
-    return "--config_path" if "rig" in fields else "--options_path"
+    return "--config_path" if script.removeprefix("so101-") in RIG_COMMANDS else "--options_path"

@@ -1,0 +1,121 @@
+"""One controller at a time, and a rig job nobody controls ends in its safe stop (once).
+
+The watch is tested here with a stand-in job (what it does to a job is one call, `interrupt`); the
+real commands under a real studio are in test_studio_rig.py.
+"""
+
+from pathlib import Path
+
+from evaluation.studio.actions import Place
+from evaluation.studio.control import ControlLease
+from evaluation.studio.studio import Studio
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now_s = 100.0
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+def test_the_first_tab_controls_others_watch_until_they_take_over():
+    clock = Clock()
+    lease = ControlLease(lapse_s=10.0, clock=clock)
+    assert lease.claim("A")
+    assert not lease.claim("B")  # read-only while A is there
+    assert lease.holds("A")
+    assert not lease.holds("B")
+    assert lease.claim("B", take_over=True)  # asked for, confirmed on the page
+    assert not lease.holds("A")
+    assert not lease.seen("A")
+    lease.release("A")  # a release by a tab that no longer holds control changes nothing
+    assert lease.holds("B")
+    lease.release("B")
+    assert not lease.held
+    assert lease.claim("A")
+
+
+def test_a_controller_that_stops_polling_lapses_and_is_reported_once():
+    clock = Clock()
+    lease = ControlLease(lapse_s=10.0, clock=clock)
+    lease.claim("A")
+    clock.now_s += 9.0
+    assert lease.seen("A")  # a poll within the lapse keeps it
+    clock.now_s += 9.0
+    assert lease.lapse() is None
+    assert lease.holds("A")
+    clock.now_s += 1.5
+    assert not lease.holds("A")
+    gone = lease.lapse()
+    assert gone is not None
+    assert gone.tab == "A"
+    assert lease.lapse() is None
+    assert lease.claim("B")  # free for anyone
+
+
+class StandInJob:
+    number = 1
+    line = type("Line", (), {"argv": ("so101-record",)})()
+
+    def __init__(self) -> None:
+        self.interrupts = 0
+
+
+class StandInBoard:
+    def __init__(self, job: StandInJob | None) -> None:
+        self.job = job
+        self.since_s = 0.0
+
+    def rig_job(self) -> StandInJob | None:
+        return self.job
+
+
+def _interrupting(job: StandInJob) -> None:
+    job.interrupts += 1
+
+
+def test_the_rig_job_gets_one_ctrl_c_once_no_page_has_controlled_it_for_lapse_s(tmp_path: Path, monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("evaluation.studio.studio.time.monotonic", clock)
+    job = StandInJob()
+    job.interrupt = lambda: _interrupting(job)  # type: ignore[attr-defined]
+    lease = ControlLease(lapse_s=5.0, clock=clock)
+    studio = Studio(Place(tmp_path), lease, StandInBoard(job))  # type: ignore[arg-type]
+    lease.claim("A")
+    for _ in range(20):  # polled: nothing happens, however long
+        clock.now_s += 1.0
+        lease.seen("A")
+        studio.watch_once()
+    assert job.interrupts == 0
+    clock.now_s += 6.0  # the tab closed: its lease lapses ...
+    studio.watch_once()
+    assert job.interrupts == 0  # ... and the job has lapse_s more before it is stopped
+    clock.now_s += 4.9
+    studio.watch_once()
+    assert job.interrupts == 0
+    clock.now_s += 0.2
+    studio.watch_once()
+    assert job.interrupts == 1
+    for _ in range(30):  # never a second Ctrl-C (within 3 s, the command would e-stop)
+        clock.now_s += 1.0
+        studio.watch_once()
+    assert job.interrupts == 1
+    assert next(e.text for e in studio.events).startswith("the controlling page stopped answering")
+    assert "stopped as Ctrl-C stops it" in studio.events[-1].text
+
+
+def test_a_reload_within_lapse_s_changes_nothing(tmp_path: Path, monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("evaluation.studio.studio.time.monotonic", clock)
+    job = StandInJob()
+    job.interrupt = lambda: _interrupting(job)  # type: ignore[attr-defined]
+    lease = ControlLease(lapse_s=5.0, clock=clock)
+    studio = Studio(Place(tmp_path), lease, StandInBoard(job))  # type: ignore[arg-type]
+    lease.claim("A")
+    clock.now_s += 3.0  # the page reloads: the same tab (sessionStorage) claims again
+    assert lease.claim("A")
+    clock.now_s += 4.0
+    studio.watch_once()
+    assert job.interrupts == 0
+    assert lease.holds("A")
