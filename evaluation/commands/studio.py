@@ -100,7 +100,11 @@ def _run(argv: list[str]) -> int:
     try:
         server.start()
         url = f"{server.url}/" + (f"?token={token}" if token else "")
-        console.print(f"studio: [bold]{url}[/bold]  (Ctrl+C stops it and every command it started)", highlight=False)
+        console.print(
+            f"studio: [bold]{url}[/bold]  (Ctrl+C stops it and every command it started)",
+            highlight=False,
+            soft_wrap=True,
+        )
         console.print(f"rig {rig_file or 'the virtual rig'}, workspace {workspace}", highlight=False, soft_wrap=True)
         if not is_loopback(server_config.host):
             console.print("reachable from other machines: they open the URL with this machine's address")

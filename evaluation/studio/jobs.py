@@ -36,7 +36,7 @@ from evaluation.studio.command_line import CommandLine
 BIN = Path(sys.executable).parent
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]|\x1b[=>]")
 MAX_LINES = 2000  # the page shows the end of a long output; the command's own log keeps the rest
-COLUMNS = 120  # the terminal's width: rich wraps its tables and cards to it
+COLUMNS = 200  # the terminal's width: rich wraps its tables, cards and status lines to it
 
 
 class Lane(StrEnum):
@@ -246,13 +246,20 @@ class JobBoard:
         """Every job, oldest first."""
         return list(self._jobs)
 
-    def stop_all(self, timeout_s: float) -> None:
-        """The studio's exit: SIGINT to every running job (its safe stop), a wait, SIGKILL for any left."""
+    def stop_all(self, timeout_s: float) -> list[tuple[Job, int | None]]:
+        """The studio's exit: SIGINT to every running job (its safe stop), a wait, SIGKILL for any left.
+
+        Returns each job that was running and its exit status (None: it had to be killed).
+        """
         running = [j for j in self._jobs if j.running]
         for job in running:
             job.interrupt()
         deadline = time.monotonic() + timeout_s
+        ended: list[tuple[Job, int | None]] = []
         for job in running:
-            if job.wait(max(0.1, deadline - time.monotonic())) is None:
+            code = job.wait(max(0.1, deadline - time.monotonic()))
+            if code is None:
                 job.kill()
                 job.wait(5)
+            ended.append((job, code))
+        return ended

@@ -98,4 +98,6 @@ class Studio:
         self._stop.set()
         if self._watch.is_alive():
             self._watch.join(2)
-        self.board.stop_all(timeout_s)
+        for job, code in self.board.stop_all(timeout_s):
+            how = f"exit {code}" if code is not None else f"killed: it did not stop within {timeout_s:g} s"
+            self.say(f"job {job.number} ({job.line.argv[0]}) stopped by Ctrl-C: {how}")

@@ -66,12 +66,23 @@ def check_arm(name: str, port: str, rig: RigConfig, files: dict) -> list[CheckRo
             _check_calibration(name, arm, files, rig),
         ]
         rows.extend(_check_health(name, arm, rig.power))
+        rows.append(_torque_row(name, arm))
         rows.append(_check_bus(name, arm))
         return rows
     except (ArmConnectionError, MotorError) as e:
         return [CheckRow(name, "bus", Status.FAIL, _problem(e), _next(e))]
     finally:
         arm.disconnect(release_torque=False)
+
+
+def _torque_row(name: str, arm: SO101Arm) -> CheckRow:
+    """Whether the motors hold their goals now: a fact to know before touching an arm, never a fault."""
+    held = [joint for joint, on in arm.torque_enabled().items() if on]
+    if not held:
+        return CheckRow(name, "torque", Status.PASS, "off: the arm moves freely by hand")
+    if len(held) == len(JOINT_NAMES):
+        return CheckRow(name, "torque", Status.PASS, "on: every motor holds its position")
+    return CheckRow(name, "torque", Status.PASS, f"on for {', '.join(held)} only")
 
 
 def _problem(error: Exception) -> str:

@@ -173,3 +173,22 @@ def test_an_encoder_that_cannot_open_fails_the_row():
     row = check_encode_speed([(48, 64)], 30, "no_such_codec")
     assert row.status is Status.FAIL
     assert "could not encode" in row.detail
+
+
+def test_the_torque_row_says_whether_each_arm_holds_and_changes_nothing(doctor):
+    check, model, *_ = doctor
+    from robot.feetech.sts3215 import REGISTERS
+
+    torque = REGISTERS["Torque_Enable"].address
+
+    rows = check()
+    assert rows[("left_follower", "torque")].detail == "off: the arm moves freely by hand"
+    for motor_id in range(1, 7):
+        model.buses["right_follower"].motor(motor_id).write(torque, b"\x01", model.clock())
+    model.buses["left_leader"].motor(6).write(torque, b"\x01", model.clock())
+    rows = check()
+    assert rows[("right_follower", "torque")].detail == "on: every motor holds its position"
+    assert rows[("left_leader", "torque")].detail == "on for gripper only"
+    assert all(row.status is Status.PASS for (_, what), row in rows.items() if what == "torque")
+    assert model.buses["right_follower"].motor(1).state(model.clock()).torque_enabled  # read, never written
+    assert not model.buses["left_follower"].motor(1).state(model.clock()).torque_enabled

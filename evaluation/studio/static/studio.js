@@ -87,7 +87,7 @@ document.querySelectorAll('[data-key]').forEach((button) => {
   button.addEventListener('click', async () => {
     if (!state || !state.rig_job) { say('no command is running on the rig', true); return; }
     const { ok } = await post(`/jobs/${state.rig_job}/keys`, { key: button.dataset.key });
-    if (ok) { say(`${button.textContent.trim()}: sent to job ${state.rig_job}`); }
+    if (ok) { say(`${button.dataset.key.replace('_', ' ')}: sent to job ${state.rig_job}`); }
   });
 });
 
@@ -145,11 +145,32 @@ function cell(row, text, className) {
   return td;
 }
 
+const ARMS = ['left_follower', 'right_follower', 'left_leader', 'right_leader'];
+
+function renderArms(rows) {
+  // Each arm's port, torque, motor status (temperature) and supply voltage, from the doctor's rows.
+  const body = document.querySelector('#arm-summary tbody');
+  body.replaceChildren();
+  for (const arm of ARMS) {
+    const mine = new Map(rows.filter((r) => r.subject === arm).map((r) => [r.check, r]));
+    if (!mine.size) { continue; }
+    const tr = document.createElement('tr');
+    tr.dataset.arm = arm;
+    cell(tr, arm);
+    for (const check of ['port', 'torque', 'motor status', 'power']) {
+      const row = mine.get(check);
+      cell(tr, row ? row.detail : null, row ? row.status : '');
+    }
+    body.append(tr);
+  }
+}
+
 function renderDoctor(doctor) {
   const body = document.querySelector('#doctor-rows tbody');
   const key = JSON.stringify(doctor);
   if (body.dataset.key === key) { return; }
   body.dataset.key = key;
+  renderArms((doctor && doctor.rows) || []);
   body.replaceChildren();
   for (const row of (doctor && doctor.rows) || []) {
     const tr = document.createElement('tr');
@@ -233,6 +254,19 @@ function renderJobs(jobs) {
   }
 }
 
+function renderAsked(current) {
+  // The criterion a deploy asks to be scored now (its terminal's prompt), beside the score buttons;
+  // none once the rollout's scores are printed ("rollout 3: R1=1 R2=0.5 R3=0").
+  const job = current.jobs.find((j) => j.number === current.rig_job);
+  const lines = job ? job.lines.join('\n') : '';
+  const asked = [...lines.matchAll(/score (\w+) of rollout (\d+)/g)].pop();
+  let text = 'none';
+  if (asked && !new RegExp(`rollout ${asked[2]}: \\w+=`).test(lines.slice(asked.index))) {
+    text = `${asked[1]} of rollout ${asked[2]}`;
+  }
+  document.getElementById('score-asked').textContent = text;
+}
+
 function renderEvents(events) {
   const list = document.getElementById('events');
   if (list.childElementCount === events.length) { return; }
@@ -291,6 +325,7 @@ async function poll() {
   document.getElementById('take-control').hidden = you;
   document.getElementById('release-control').hidden = !you;
   document.body.dataset.rigJob = state.rig_job || '';
+  renderAsked(state);
   renderDoctor(state.doctor);
   renderDatasets(state.datasets);
   renderJobs(state.jobs);

@@ -101,6 +101,8 @@ def test_a_newcomer_records_replays_deploys_judges_and_overrides_in_one_page(
     problems = PageProblems()
     with sim_client(rig), studio_at(workspace, rig) as (_studio, url):
         page = problems.watch(browser.new_page(viewport={"width": 1400, "height": 1000}))
+        elsewhere: list[str] = []  # the page works with no internet: nothing but the studio is ever asked
+        page.on("request", lambda r: None if r.url.startswith((url, "data:", "blob:")) else elsewhere.append(r.url))
         page.goto(f"{url}/")
         expect(page.locator("#control-state")).to_have_text("you control the studio")
 
@@ -112,6 +114,13 @@ def test_a_newcomer_records_replays_deploys_judges_and_overrides_in_one_page(
         statuses = {rows.nth(i).locator("td").nth(2).inner_text() for i in range(rows.count())}
         assert statuses <= {"pass", "warn"}, statuses
         assert page.locator("#doctor-rows td", has_text="left_follower").count() > 0
+        arms = page.locator("#arm-summary tbody tr")
+        expect(arms).to_have_count(4)  # each arm: its port, torque, temperature and supply voltage
+        follower = page.locator("#arm-summary tr[data-arm=left_follower] td")
+        assert follower.nth(1).inner_text().endswith("left_follower")  # the virtual rig's pseudo-terminal
+        assert follower.nth(2).inner_text().startswith(("on", "off"))
+        assert " C" in follower.nth(3).inner_text()
+        assert " V " in follower.nth(4).inner_text()
         _shot(page, "rig")
 
         # Record two episodes; the first take of episode 1 is re-recorded.
@@ -160,13 +169,14 @@ def test_a_newcomer_records_replays_deploys_judges_and_overrides_in_one_page(
                 "more": "--policy.device=cpu",
             },
         )
-        _wait_output(page, deploy, "REC")
+        _wait_pattern(page, deploy, r"fits the rig.*REC")  # the contract, checked before any weight loaded
         page.click("#panel-deploy button[data-key=take_over]")
         _wait_output(page, deploy, "you have the arms")
         page.click("#panel-deploy button[data-key=take_over]")
         _wait_output(page, deploy, "the policy has the arms again")
         for criterion, level in (("R1", "score_1"), ("R2", "score_half"), ("R3", "score_0")):
             _wait_output(page, deploy, f"score {criterion} of rollout")
+            expect(page.locator("#score-asked")).to_have_text(f"{criterion} of rollout 0")
             page.click(f"#panel-deploy button[data-key={level}]")
         _shot(page, "deploy")
         assert _wait_exit(page, deploy) == 0
@@ -210,6 +220,7 @@ def test_a_newcomer_records_replays_deploys_judges_and_overrides_in_one_page(
         assert "tester" in entries.inner_text()
         _shot(page, "review")
         assert problems.errors == [], "\n".join(sorted(set(problems.errors)))
+        assert elsewhere == []
         page.close()
     with EvaluationStore(default_store_path(demonstrations)) as store:
         history = overrides_of(store, "fold")

@@ -5,13 +5,17 @@ command is gone, and the bus trace shows every goal they were sent), and drives 
 requests as a browser tab makes them. The commands are the real console scripts on pseudo-terminals.
 """
 
+import os
+import re
+import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.support.bus_trace import check_frozen
-from tests.support.commands import sim_client
+from tests.support.commands import script, sim_client
 from tests.support.record_runs import load, rig_file, saved_episodes
 from tests.support.studio import RECORD_FORM, Tab, studio_at
 
@@ -69,3 +73,39 @@ def test_closing_the_page_mid_episode_keeps_every_saved_episode_and_discards_the
     assert any("stopped as Ctrl-C stops it" in e.text for e in studio.events)
     assert saved_episodes(root) == 1  # episode 1 kept, episode 2 (in progress) discarded as Ctrl-C does
     assert load(root).meta.total_episodes == 1  # and LeRobot loads what is there
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP])  # a dropped SSH link; SIGTERM and SIGINT take the same handler
+def test_a_signal_to_so101_studio_stops_its_recording_as_ctrl_c_does(tmp_path: Path, signum: int):
+    rig = rig_file(tmp_path)
+    workspace = tmp_path / "ws"
+    with sim_client(rig):
+        studio = subprocess.Popen(
+            [script("so101-studio"), f"--config_path={rig}", f"--workspace={workspace}", "--server.port=0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=os.environ | {"COLUMNS": "200"},
+        )
+        try:
+            assert studio.stdout is not None
+            said = ""
+            while not (found := re.search(r"studio: (http://127\.0\.0\.1:\d+)/", said)) and studio.poll() is None:
+                said += studio.stdout.readline()
+            assert found, said
+            page = Tab(found.group(1), "page")
+            assert page.post("/control").json() == {"controlling": True}
+            started = page.post("/actions/record", RECORD_FORM | {"episodes": "2"})
+            assert started.status_code == 200, started.text
+            deadline = time.monotonic() + 120
+            while not any("episode 1/2 REC" in text for text in page.state()["jobs"][0]["lines"]):
+                assert time.monotonic() < deadline, page.state()["jobs"][0]["lines"]
+                time.sleep(0.3)
+            studio.send_signal(signum)
+            output, _ = studio.communicate(timeout=90)
+        finally:
+            if studio.poll() is None:
+                studio.kill()
+    assert studio.returncode == 0, output
+    assert "job 1 (so101-record) stopped by Ctrl-C: exit 130" in " ".join(output.split()), output
+    assert not (workspace / "datasets" / "fold").exists()  # no episode saved: the new dataset is removed
