@@ -16,6 +16,18 @@ from starlette.responses import RedirectResponse, Response
 from evaluation.review.security import AUTH_COOKIE, TOKEN_HEADER, Secrets
 
 
+def with_page_headers(response: Response, csp: str) -> Response:
+    """A page's answer with the headers every page of ours carries: its CSP, no sniffing, no framing."""
+    for name, value in (
+        ("Content-Security-Policy", csp),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Frame-Options", "DENY"),
+    ):
+        response.headers[name] = value
+    return response
+
+
 def text_response(status: int, message: str) -> Response:
     """A one-line plain-text answer."""
     return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")

@@ -42,7 +42,7 @@ from starlette.concurrency import run_in_threadpool
 from evaluation.episode_facts import timeline
 from evaluation.errors import EvaluationError
 from evaluation.overrides import REASON_CODES, OverrideStore
-from evaluation.review.access import authenticate, mount_base, text_response
+from evaluation.review.access import authenticate, mount_base, text_response, with_page_headers
 from evaluation.review.body_limit import BodyRefusedError, read_body
 from evaluation.review.catalog import REVIEW_STATUSES, EpisodeFilter, ReviewCatalog
 from evaluation.review.curation_pages import Curation, add_curation_routes
@@ -108,14 +108,7 @@ def create_app(catalog: ReviewCatalog, overrides: OverrideStore, settings: Revie
             response = denied
         else:
             response = await call_next(request)
-        for name, value in (
-            ("Content-Security-Policy", CSP),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Referrer-Policy", "no-referrer"),
-            ("X-Frame-Options", "DENY"),
-        ):
-            response.headers[name] = value
-        return response
+        return with_page_headers(response, CSP)
 
     @app.get("/", response_class=HTMLResponse)
     def episodes(request: Request) -> Response:

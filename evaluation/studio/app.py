@@ -38,7 +38,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Mount
 
-from evaluation.review.access import authenticate, text_response
+from evaluation.review.access import authenticate, text_response, with_page_headers
 from evaluation.review.security import SESSION_COOKIE, Secrets, host_allowed
 from evaluation.studio.actions import ACTIONS, ActionInputError, command_for
 from evaluation.studio.datasets import workspace_datasets
@@ -88,20 +88,11 @@ def create_app(studio: Studio, *, access_token: str = "", check_host: bool = Tru
             response: Response = text_response(400, "this studio answers requests for localhost only")
         elif access_token and (denied := authenticate(request, keys, "so101-studio")) is not None:
             response = denied
-        elif (
-            request.method == "POST" and not request.url.path.startswith(PREFIX) and not _posted_by_page(request, keys)
-        ):
+        elif _studio_post(request) and not _posted_by_page(request, keys):
             response = text_response(403, "refused: this page's session expired; reload the page")
         else:
             response = await call_next(request)
-        for name, value in (
-            ("Content-Security-Policy", CSP),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Referrer-Policy", "no-referrer"),
-            ("X-Frame-Options", "DENY"),
-        ):
-            response.headers.setdefault(name, value)
-        return response
+        return with_page_headers(response, CSP)
 
     @app.get("/", response_class=HTMLResponse)
     def console(request: Request) -> Response:

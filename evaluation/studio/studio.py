@@ -15,7 +15,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from evaluation.studio.actions import Place, command_for
+from evaluation.studio.actions import ActionInputError, Place, command_for
+from evaluation.studio.command_line import CommandLine
 from evaluation.studio.control import ControlLease
 from evaluation.studio.jobs import Job, JobBoard
 
@@ -56,9 +57,26 @@ class Studio:
             JobRefusedError: another job holds the rig.
         """
         line, lane = command_for(action, fields, self.place)
+        if action == "judge" and fields.get("scorer") == "llm":
+            self._require_estimate(line)
         job = self.board.start(line, lane)
         self.say(f"job {job.number}: {line.shown}")
         return job
+
+    def _require_estimate(self, line: CommandLine) -> None:
+        """An LLM judge run costs money: its dry run's estimate must have been seen first, in this studio.
+
+        Raises:
+            ActionInputError: no dry run of this dataset has finished here yet.
+        """
+        dataset = next(a for a in line.argv if a.startswith("--dataset.root="))
+        for job in self.board.all():
+            if "--dry_run=true" in job.line.argv and dataset in job.line.argv and job.exit_code == 0:
+                return
+        raise ActionInputError(
+            "the LLM judge's cost is estimated first: press Estimate the cost (so101-judge --dry_run=true), read"
+            " the estimate, then Score"
+        )
 
     def say(self, text: str) -> None:
         """Keep an event for the pages (and the studio's log)."""

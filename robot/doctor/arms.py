@@ -14,6 +14,7 @@ from robot.errors import (
 )
 from robot.feetech.bus_guards import silent_in
 from robot.feetech.calibration_files import calibration_path, calibration_root, load_calibration
+from robot.feetech.motor_checks import motor_torque
 from robot.feetech.so101_arm import SO101Arm
 from robot.joints import FULL_TURN_JOINT, JOINT_NAMES, Role, Side
 
@@ -77,7 +78,7 @@ def check_arm(name: str, port: str, rig: RigConfig, files: dict) -> list[CheckRo
 
 def _torque_row(name: str, arm: SO101Arm) -> CheckRow:
     """Whether the motors hold their goals now: a fact to know before touching an arm, never a fault."""
-    held = [joint for joint, on in arm.torque_enabled().items() if on]
+    held = [joint for joint, on in motor_torque(arm.ref, arm.device.bus).items() if on]
     if not held:
         return CheckRow(name, "torque", Status.PASS, "off: the arm moves freely by hand")
     if len(held) == len(JOINT_NAMES):

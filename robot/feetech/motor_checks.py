@@ -24,6 +24,7 @@ from robot.joints import JOINT_NAMES, MOTOR_IDS
 _HOMING_OFFSET = REGISTERS["Homing_Offset"]
 _MIN_POSITION = REGISTERS["Min_Position_Limit"]
 _MAX_POSITION = REGISTERS["Max_Position_Limit"]
+_TORQUE_ENABLE = REGISTERS["Torque_Enable"]
 _FIRMWARE_MAJOR = REGISTERS["Firmware_Major_Version"]
 _FIRMWARE_MINOR = REGISTERS["Firmware_Minor_Version"]
 
@@ -66,6 +67,11 @@ def motor_calibration(ref: ArmRef, bus: FeetechMotorsBus) -> dict[str, tuple[int
         high = read_ignoring_errors(ref, bus, motor_id, _MAX_POSITION, "position limits")
         values[joint] = (homing, low, high)
     return values
+
+
+def motor_torque(ref: ArmRef, bus: FeetechMotorsBus) -> dict[str, bool]:
+    """Whether each motor holds its goal (Torque_Enable), read without writing anything."""
+    return {j: read_ignoring_errors(ref, bus, MOTOR_IDS[j], _TORQUE_ENABLE, "torque") == 1 for j in JOINT_NAMES}
 
 
 def check_motors(ref: ArmRef, bus: FeetechMotorsBus) -> None:

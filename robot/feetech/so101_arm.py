@@ -322,16 +322,6 @@ class SO101Arm:
         sent = bus._normalize(steps)
         return {JOINT_NAMES[i - 1]: float(v) for i, v in sent.items()}
 
-    def torque_enabled(self) -> dict[str, bool]:
-        """Whether each motor holds its goal (Torque_Enable), read without writing (the doctor's torque row)."""
-        bus = self.device.bus
-        values = self._translate(
-            lambda: bus.sync_read("Torque_Enable", list(JOINT_NAMES), normalize=False),
-            motor=None,
-            what="read torque",
-        )
-        return {joint: bool(values[joint]) for joint in JOINT_NAMES}
-
     def set_torque(self, enabled: bool) -> None:
         """Torque on (each motor holds where it is: the STS3215 latches its goal) or off, all six at once.
 

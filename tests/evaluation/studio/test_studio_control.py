@@ -6,7 +6,9 @@ real commands under a real studio are in test_studio_rig.py.
 
 from pathlib import Path
 
-from evaluation.studio.actions import Place
+import pytest
+
+from evaluation.studio.actions import ActionInputError, Place
 from evaluation.studio.control import ControlLease
 from evaluation.studio.studio import Studio
 
@@ -61,6 +63,9 @@ class StandInJob:
     def __init__(self) -> None:
         self.interrupts = 0
 
+    def interrupt(self) -> None:
+        self.interrupts += 1
+
 
 class StandInBoard:
     def __init__(self, job: StandInJob | None) -> None:
@@ -70,19 +75,23 @@ class StandInBoard:
     def rig_job(self) -> StandInJob | None:
         return self.job
 
+    def interrupt(self) -> None:
+        self.interrupts += 1
 
-def _interrupting(job: StandInJob) -> None:
-    job.interrupts += 1
 
-
-def test_the_rig_job_gets_one_ctrl_c_once_no_page_has_controlled_it_for_lapse_s(tmp_path: Path, monkeypatch):
+def _watched(tmp_path: Path, monkeypatch) -> tuple[Clock, StandInJob, ControlLease, Studio]:
+    """A studio whose rig job is a stand-in, on a clock the test moves; tab A controls it."""
     clock = Clock()
     monkeypatch.setattr("evaluation.studio.studio.time.monotonic", clock)
     job = StandInJob()
-    job.interrupt = lambda: _interrupting(job)  # type: ignore[attr-defined]
     lease = ControlLease(lapse_s=5.0, clock=clock)
     studio = Studio(Place(tmp_path), lease, StandInBoard(job))  # type: ignore[arg-type]
-    lease.claim("A")
+    assert lease.claim("A")
+    return clock, job, lease, studio
+
+
+def test_the_rig_job_gets_one_ctrl_c_once_no_page_has_controlled_it_for_lapse_s(tmp_path: Path, monkeypatch):
+    clock, job, lease, studio = _watched(tmp_path, monkeypatch)
     for _ in range(20):  # polled: nothing happens, however long
         clock.now_s += 1.0
         lease.seen("A")
@@ -106,16 +115,21 @@ def test_the_rig_job_gets_one_ctrl_c_once_no_page_has_controlled_it_for_lapse_s(
 
 
 def test_a_reload_within_lapse_s_changes_nothing(tmp_path: Path, monkeypatch):
-    clock = Clock()
-    monkeypatch.setattr("evaluation.studio.studio.time.monotonic", clock)
-    job = StandInJob()
-    job.interrupt = lambda: _interrupting(job)  # type: ignore[attr-defined]
-    lease = ControlLease(lapse_s=5.0, clock=clock)
-    studio = Studio(Place(tmp_path), lease, StandInBoard(job))  # type: ignore[arg-type]
-    lease.claim("A")
+    clock, job, lease, studio = _watched(tmp_path, monkeypatch)
     clock.now_s += 3.0  # the page reloads: the same tab (sessionStorage) claims again
     assert lease.claim("A")
     clock.now_s += 4.0
     studio.watch_once()
     assert job.interrupts == 0
     assert lease.holds("A")
+
+
+def test_the_llm_judge_starts_only_after_its_cost_was_estimated_here(tmp_path: Path):
+    place = Place(tmp_path / "ws")
+    root = place.dataset("fold")
+    (root / "meta").mkdir(parents=True)
+    (root / "meta" / "info.json").write_text('{"total_episodes": 1, "features": {}}')
+    studio = Studio(place, ControlLease(lapse_s=5.0))
+    with pytest.raises(ActionInputError, match="estimated first"):
+        studio.run("judge", {"dataset": "fold", "scorer": "llm"})
+    assert studio.board.all() == []  # nothing started, nothing spent
