@@ -55,20 +55,20 @@ def test_the_e_stop_button_of_a_read_only_tab_freezes_the_followers_and_that_tab
 def test_closing_the_page_mid_episode_keeps_every_saved_episode_and_discards_the_one_in_progress(tmp_path: Path):
     rig = rig_file(tmp_path)
     root = tmp_path / "ws" / "datasets" / "fold"
-    with sim_client(rig), studio_at(tmp_path / "ws", rig, lapse_s=3.0) as (studio, url):
+    with sim_client(rig), studio_at(tmp_path / "ws", rig, lapse_s=2.0) as (studio, url):
         page = Tab(url, "page")
         assert page.post("/control").json() == {"controlling": True}
-        job = studio.board.get(page.post("/actions/record", RECORD_FORM | {"episodes": "3"}).json()["job"])
+        # Episode 1 ends by its length (no key: a key's way to the command is the e-stop test's subject).
+        form = RECORD_FORM | {"episodes": "3", "episode_s": "8"}
+        job = studio.board.get(page.post("/actions/record", form).json()["job"])
         assert job is not None
-        page.watch(job, lambda text: "episode 1/3 REC" in text, 120, "episode 1 recording")
-        time.sleep(1.0)
-        assert page.post(f"/jobs/{job.number}/keys", {"key": "next"}).status_code == 200  # save episode 1
-        page.watch(job, lambda text: "episode 2/3 REC" in text, 120, "episode 2 recording")
+        page.watch(job, lambda text: "episode 2/3 REC" in text, 180, "episode 2 recording")
         assert saved_episodes(root) == 1
         reopened = Tab(url, "page")  # a reload: the same tab id (sessionStorage), a new page
         assert reopened.post("/control").json() == {"controlling": True}
         assert reopened.state()["rig_job"] == job.number  # reattached: the recording runs on
-        # The page closes: no more polls. lapse_s later the recording gets Ctrl-C, its safe stop.
+        # The page closes: no more polls. lapse_s (2 s) later, well inside episode 2's 8 s, the recording
+        # gets Ctrl-C, its safe stop.
         assert job.wait(60) == 130, job.text()[-3000:]
     assert any("stopped as Ctrl-C stops it" in e.text for e in studio.events)
     assert saved_episodes(root) == 1  # episode 1 kept, episode 2 (in progress) discarded as Ctrl-C does
