@@ -18,7 +18,7 @@
 
 Every post carries the page's CSRF token in `X-Studio-CSRF` and its tab id in `X-Studio-Tab`; a
 post from another site can set neither. The access token and the host check are the review page's
-(evaluation/review/security.py): loopback without a token, a token for any other bind.
+(evaluation/review/access.py, security.py): loopback without a token, a token for any other bind.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from starlette.routing import Mount
 
 from evaluation.review.access import authenticate, text_response, with_page_headers
 from evaluation.review.security import SESSION_COOKIE, Secrets, host_allowed
-from evaluation.studio.actions import ACTIONS, ActionInputError, command_for
+from evaluation.studio.actions import ActionInputError, command_for
 from evaluation.studio.datasets import workspace_datasets
 from evaluation.studio.jobs import Job, JobRefusedError
 from evaluation.studio.review_mounts import PREFIX, ReviewMounts
@@ -101,7 +101,6 @@ def create_app(studio: Studio, *, access_token: str = "", check_host: bool = Tru
             csrf=keys.csrf_token(session, CSRF_SCOPE),
             workspace=str(studio.place.workspace),
             rig=str(studio.place.rig_file or "the virtual rig"),
-            actions=list(ACTIONS),
         )
         response = HTMLResponse(html)
         response.set_cookie(SESSION_COOKIE, session, httponly=True, samesite="strict", path="/")

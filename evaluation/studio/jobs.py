@@ -25,7 +25,6 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -76,7 +75,6 @@ class Job:
         self._lines: deque[str] = deque(maxlen=MAX_LINES)
         self._partial = b""
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
         self._reader = threading.Thread(target=self._read, name=f"studio-job-{number}", daemon=True)
         self._reader.start()
 
@@ -153,19 +151,6 @@ class Job:
         with self._lock:
             return "\n".join([*self._lines, self._partial_text()])
 
-    def wait_for(self, found: Callable[[str], bool], timeout_s: float) -> bool:
-        """Wait until `found(text)` holds for the output so far, or the job ends; whether it held."""
-        deadline = time.monotonic() + timeout_s
-        with self._changed:
-            while True:
-                text = "\n".join([*self._lines, self._partial_text()])
-                if found(text):
-                    return True
-                left = deadline - time.monotonic()
-                if left <= 0 or not self._reader.is_alive():
-                    return found("\n".join([*self._lines, self._partial_text()]))
-                self._changed.wait(min(left, 0.5))
-
     def view(self, since_s: float, last: int = 200) -> JobView:
         """The page's picture of this job: its command line, state and last lines."""
         with self._lock:
@@ -189,19 +174,17 @@ class Job:
                 chunk = os.read(self._master, 65536)
             except OSError:  # EIO: every writer of the terminal has exited
                 chunk = b""
-            with self._changed:
+            with self._lock:
                 if not chunk:
                     if self._partial:
                         self._lines.append(self._partial_text())
                         self._partial = b""
-                    self._changed.notify_all()
                     break
                 data = self._partial + chunk
                 *complete, self._partial = data.split(b"\n")
                 for raw in complete:
                     # A carriage return redraws the line (a progress bar): keep what it ended as.
                     self._lines.append(_plain(raw.rstrip(b"\r").rsplit(b"\r", 1)[-1]))
-                self._changed.notify_all()
         with contextlib.suppress(OSError):
             os.close(self._master)
 

@@ -24,10 +24,10 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import get_route_path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from evaluation.errors import EvaluationError
 from evaluation.review.app import ReviewSettings, create_app
 from evaluation.review.opened import opened_review
 from evaluation.studio.actions import ActionInputError, dataset_name
+from robot.shell.errors import CommandError
 from teleop.dataset.live_scores import LIVE_SCORES_DIR
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class ReviewMounts:
         name, _, _ = get_route_path(scope).lstrip("/").partition("/")
         try:
             app = await run_in_threadpool(self._app, dataset_name({"dataset": name}))  # opening reads files
-        except (ActionInputError, EvaluationError) as e:
+        except CommandError as e:  # no such dataset, or one that cannot be opened: its one line, with the next step
             await PlainTextResponse(f"{e}\n", status_code=404)(scope, receive, send)
             return
         await app({**scope, "root_path": f"{scope.get('root_path', '')}/{name}"}, receive, send)
@@ -79,7 +79,7 @@ class ReviewMounts:
     def _app(self, name: str) -> ASGIApp:
         root = self._workspace / "datasets" / name
         if not (root / "meta" / "info.json").is_file():
-            raise ActionInputError(f"no dataset {name!r} in {self._workspace / 'datasets'}")
+            raise ActionInputError(f"no dataset {name!r} in {self._workspace / 'datasets'}. Next: record it first")
         stamp = _stamp(root)
         with self._lock:
             mounted = self._mounted.get(name)

@@ -133,3 +133,22 @@ def test_the_llm_judge_starts_only_after_its_cost_was_estimated_here(tmp_path: P
     with pytest.raises(ActionInputError, match="estimated first"):
         studio.run("judge", {"dataset": "fold", "scorer": "llm"})
     assert studio.board.all() == []  # nothing started, nothing spent
+
+
+def test_a_dataset_page_that_cannot_be_opened_is_one_line_not_a_crash(tmp_path: Path):
+    from fastapi.testclient import TestClient
+
+    from evaluation.studio.app import create_app
+
+    place = Place(tmp_path / "ws")
+    broken = place.dataset("broken")
+    (broken / "meta").mkdir(parents=True)
+    (broken / "meta" / "info.json").write_text("{not json")
+    app = create_app(Studio(place, ControlLease(lapse_s=5.0)))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        for path, said in (("/datasets/broken/", "info.json"), ("/datasets/missing/", "no dataset 'missing'")):
+            answer = client.get(path)
+            assert answer.status_code == 404, (path, answer.text)
+            assert said in answer.text
+            assert answer.text.count("\n") == 1
+    app.state.mounts.close()
