@@ -4,10 +4,11 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# pytest-xdist workers: each takes whole test files, the longest first. One per idle core plus one, at
-# most three, sampled when the suite starts (tests/support/worker_count.py; tests/README.md: measured on 2 cores).
+# pytest-xdist workers: each takes whole test files, the longest first (tests/file_seconds.json; xdist's own
+# reorder, by test count, would override it). One per idle core plus one, never more than the cores, sampled
+# when the suite starts (tests/support/worker_count.py; tests/README.md: measured on 2 cores).
 TEST_WORKERS ?= $(shell $(PY) -m tests.support.worker_count)
-PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: setup demo test test-fast lint bench figures clean
 

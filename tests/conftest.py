@@ -103,7 +103,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     Under pytest-xdist (`--dist loadfile`) a whole file goes to one worker: handing out the long
     files first leaves the short ones to even out the end, instead of one worker finishing a long
-    file alone. A file the table does not know yet comes after those it knows, end-to-end ones first.
+    file alone. The Makefile passes `--no-loadscope-reorder`: xdist would otherwise hand out the
+    files with the most tests first, whatever their length (a demo's 13 tests after 200 short ones).
+    A file the table does not know yet comes after those it knows, end-to-end ones first.
     The table only orders: a stale one costs balance, never a result.
     """
     from tests.support.suite_profile import FILE_SECONDS

@@ -129,7 +129,10 @@ def test_kill_9_during_episode_3_loses_only_that_episode_and_resume_completes(tm
     rig = rig_file(tmp_path)
     root = tmp_path / "dataset"
     args = record_args(tmp_path, rig, "--session.num_episodes=3")
-    process = subprocess.Popen([script("so101-record"), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # Its output goes to a file: a pipe nobody reads fills after a minute of status lines, and the
+    # command would then block in a print, its loop stalled (seen on a loaded machine).
+    with (tmp_path / "record.log").open("wb") as log:
+        process = subprocess.Popen([script("so101-record"), *args], stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: saved_episodes(root) == 2, 180, "two saved episodes")
         time.sleep(1.2)  # well into episode 3 (reset 0.5 s, episode 2 s)

@@ -161,7 +161,10 @@ def create_app(studio: Studio, *, access_token: str = "", check_host: bool = Tru
         key = str((await _json(request)).get("key", ""))
         if key not in KEYS:
             return JSONResponse({"error": f"key={key!r}: expected one of {', '.join(KEYS)}"}, status_code=400)
-        return _on_job(studio, number, lambda job: job.press(KEYS[key]))
+        answer = _on_job(studio, number, lambda job: job.press(KEYS[key]))
+        if answer.status_code == 200:
+            studio.say(f"job {number}: {key.replace('_', ' ')} typed ({KEYS[key]!r})")
+        return answer
 
     @app.post("/jobs/{number}/stop")
     def stop(request: Request, number: int) -> Response:

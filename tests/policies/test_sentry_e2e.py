@@ -36,11 +36,12 @@ def args(tmp_path: Path, checkpoint: Path, *extra: str) -> list[str]:
 
 def test_sentry_rotates_episodes_and_a_kill_9_loses_at_most_the_one_in_progress(tmp_path: Path, tiny_act_dir: Path):
     root = tmp_path / "eval"
-    process = subprocess.Popen(
-        [script("so101-deploy"), *args(tmp_path, tiny_act_dir, "--mode=sentry")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    with (tmp_path / "deploy.log").open("wb") as log:  # a file, not a pipe nobody reads (it would fill and block)
+        process = subprocess.Popen(
+            [script("so101-deploy"), *args(tmp_path, tiny_act_dir, "--mode=sentry")],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         wait_for(lambda: saved_episodes(root) >= 3, 240, "three saved episodes")
         time.sleep(0.5 * EPISODE_S)  # into the next one

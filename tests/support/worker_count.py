@@ -1,11 +1,13 @@
-"""How many pytest-xdist workers `make test` starts: one per idle core, plus one, at most three.
+"""How many pytest-xdist workers `make test` starts: one per idle core plus one, never more than cores, at most three.
 
-The suite waits on real time for about a third of its run (episodes at 30 FPS, arms resting at a
-bounded speed), so on the project's quiet 2-core machine a third worker fills the idle core: measured
-there, three workers took 791 s of pytest against 904 s for two. With one core kept busy the third
-worker only adds contention (1,084 s against 993 s for two), so the count follows the cores that are
-idle when the suite starts, sampled from /proc/stat over one second. More than three is unmeasured.
-`make test TEST_WORKERS=N` sets it by hand.
+The suite waits on real time for part of its run (episodes at 30 FPS, arms resting at a bounded
+speed), so a worker more than the idle cores once filled the gaps: on the project's quiet 2-core
+machine three workers took 791 s of pytest against 904 s for two. That stopped holding as the
+real-time tests grew (a studio session drives Chromium, a recording and the virtual rig at once)
+and the machine slowed: on 2026-12-07, quiet, three workers took 2,025 s with 21 tests failing on
+time (a demo past its 600 s, writers starved by three rigs' real-time threads), so a worker per core
+is the most. The count follows the cores that are idle when the suite starts, sampled from
+/proc/stat over one second. `make test TEST_WORKERS=N` sets it by hand.
 """
 
 import os
@@ -32,8 +34,9 @@ def idle_cores(sample_s: float = SAMPLE_S) -> float:
 
 
 def workers(idle: float) -> int:
-    """One per idle core, plus one, between 1 and MAX_WORKERS."""
-    return max(1, min(MAX_WORKERS, round(idle) + 1))
+    """One per idle core, plus one, between 1 and the machine's cores (at most MAX_WORKERS)."""
+    cores = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores, round(idle) + 1))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,8 @@ def _wait_pattern(page: Page, number: int, pattern: str) -> None:
     box = page.locator(f"#job-{number}")
     while not re.search(pattern, text := box.locator("pre").inner_text(), re.DOTALL):
         ended = box.get_attribute("data-running") == "false"
-        said = page.locator("#message").inner_text()  # the page's answer to the last button pressed
+        # The page's answer to the last button pressed, and the studio's events (each key typed).
+        said = f"{page.locator('#message').inner_text()} | {page.locator('#events').inner_text()[-600:]}"
         assert not ended, f"job {number} ended with no {pattern!r} in its output (page: {said!r}): {text[-3000:]}"
         assert time.monotonic() < deadline, f"no {pattern!r} in job {number}'s output (page: {said!r}): {text[-3000:]}"
         time.sleep(0.3)
