@@ -127,7 +127,8 @@ def check_checkpoint(config: DeployConfig, console: Console) -> CheckedPolicy | 
     if config.policy.blind_label is not None:  # nothing on screen says which policy runs
         console.print(f"policy {config.policy.blind_label} fits the rig", markup=False)
         return checked
-    console.print(f"checkpoint {config.policy.path}: {checked.describe()} — fits the rig")
+    # One line however long the path (soft_wrap): a path broken by an inserted newline cannot be copied.
+    console.print(f"checkpoint {config.policy.path}: {checked.describe()} — fits the rig", markup=False, soft_wrap=True)
     console.print(f"joint units: {units.describe('--policy.units')}", markup=False)
     for note in checked.contract.notes:
         console.print(f"  note: {note}")

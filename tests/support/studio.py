@@ -15,14 +15,17 @@ from evaluation.studio.control import ControlLease
 from evaluation.studio.jobs import Job
 from evaluation.studio.studio import Studio
 
-# A recording's form as the tests fill it: short episodes, gates a busy 2-core machine meets, h264.
+# A recording's form as the tests fill it: short episodes, h264, and an episode that misses its quality
+# gates kept with a mark instead of recorded again. The studio is these tests' subject, not the gates: on
+# a loaded 2-core machine a take lost frames now and then, and its automatic second take broke the
+# steps the test counts (the gates' own decisions are tests/teleop/test_session*.py's subject).
 RECORD_FORM = {
     "dataset": "fold",
     "task": "Fold the cloth",
     "episode_s": "20",
     "reset_s": "0.5",
     "vcodec": "h264",
-    "more": "--gates.min_fps=20 --gates.max_period_error_p99_ms=200 --gates.max_skew_p99_ms=200",
+    "more": "--gates.on_fail=keep",
 }
 
 

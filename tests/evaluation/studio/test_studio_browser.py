@@ -59,6 +59,27 @@ def _wait_pattern(page: Page, number: int, pattern: str) -> None:
         time.sleep(0.3)
 
 
+def _wait_recording(page: Page, number: int, episode: str, after: str = "") -> None:
+    """Wait until the job's latest status line, printed after `after`, says `episode` has recorded a second.
+
+    A key like r acts only on an episode being recorded (in the ready phase, before the leaders
+    engage, it does nothing; in a reset, n starts the next take early), and a status line is
+    redrawn in place: only the latest one says what the session is doing now.
+    """
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    box = page.locator(f"#job-{number}")
+    while True:
+        text = box.locator("pre").inner_text()
+        since = text if not after else text.rsplit(after, 1)[-1] if after in text else ""
+        lines = [line for line in since.splitlines() if line.strip()]
+        found = re.search(rf"episode {re.escape(episode)} REC\s+(\d+\.\d)/", lines[-1] if lines else "")
+        if found and float(found.group(1)) >= 1.0:
+            return
+        assert box.get_attribute("data-running") != "false", f"job {number} ended before {episode} recorded"
+        assert time.monotonic() < deadline, f"episode {episode} not recording in job {number}: {lines[-20:]}"
+        time.sleep(0.3)
+
+
 def _wait_exit(page: Page, number: int) -> int:
     box = page.locator(_job(page, number))
     expect(box).to_have_attribute("data-running", "false", timeout=TIMEOUT_MS)
@@ -128,14 +149,13 @@ def test_a_newcomer_records_replays_deploys_judges_and_overrides_in_one_page(
         # Record two episodes; the first take of episode 1 is re-recorded.
         _panel(page, "record")
         record = _start(page, "record", RECORD_FORM | {"episodes": "2"})
-        _wait_output(page, record, "episode 1/2 REC")
-        expect(page.locator("#live-record img").first).to_be_visible(timeout=30_000)  # the cameras, live
+        expect(page.locator("#live-record img").first).to_be_visible(timeout=TIMEOUT_MS)  # the cameras, live
+        _wait_recording(page, record, "1/2")
         page.click("#panel-record button[data-key=rerecord]")
-        _wait_output(page, record, "discarded")
-        _wait_pattern(page, record, r"discarded.*reset.*episode 1/2 REC")  # the new take, after its reset
+        _wait_recording(page, record, "1/2", after="episode 0 discarded: it will be recorded again")  # a new take
         page.click("#panel-record button[data-key=next]")  # save episode 1
         expect(page.locator("#record-counter")).to_have_text("1", timeout=TIMEOUT_MS)
-        _wait_output(page, record, "episode 2/2 REC")
+        _wait_recording(page, record, "2/2")
         _shot(page, "record")
         page.click("#panel-record button[data-key=next]")  # save episode 2: the session is done
         assert _wait_exit(page, record) == 0
@@ -171,7 +191,9 @@ def test_a_newcomer_records_replays_deploys_judges_and_overrides_in_one_page(
                 "more": "--policy.device=cpu",
             },
         )
-        _wait_pattern(page, deploy, r"fits the rig.*REC")  # the contract, checked before any weight loaded
+        _wait_pattern(page, deploy, r"fits\s+the\s+rig")  # the contract, checked before any weight loaded:
+        assert "REC" not in page.locator(f"{_job(page, deploy)} pre").inner_text()  # before any rollout
+        _wait_output(page, deploy, "REC")
         page.click("#panel-deploy button[data-key=take_over]")
         _wait_output(page, deploy, "you have the arms")
         page.click("#panel-deploy button[data-key=take_over]")
