@@ -82,6 +82,16 @@ def _parse(argv: list[str]) -> tuple[StudioConfig, Path | None]:
     return config, None if rig_file is None else rig_file.expanduser().resolve()
 
 
+def parse_command(config_cls: type[StudioConfig], argv: list[str]) -> StudioConfig:
+    """The studio's options from `argv`, in the shape of the rig commands' `robot.cli.parse_command`.
+
+    (tests/support/next_step_parsing.py parses every printed next step with its command's own parser.)
+    """
+    if config_cls is not StudioConfig:
+        raise TypeError(f"so101-studio parses StudioConfig, not {config_cls.__name__}")
+    return _parse(argv)[0]
+
+
 def _run(argv: list[str]) -> int:
     config, rig_file = _parse(argv)
     server_config = config.server

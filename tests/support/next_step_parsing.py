@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tests.support.command_configs import ROOT, SCRIPTS, config_class
+from tests.support.command_configs import ROOT, SCRIPTS, config_class, file_flag
 
 if TYPE_CHECKING:
     from tests.support.next_steps import NextCommand
@@ -55,7 +55,8 @@ def why_not(command: "NextCommand") -> str | None:
         options = config_class(command.script)
     except Exception as e:  # a command that cannot even be loaded is the finding
         return f"its command cannot be loaded: {type(e).__name__}: {e}"
-    has_rig = "rig" in {f.name for f in dataclasses.fields(options)}
+    # A rig file: the options hold the rig, or (so101-studio) the command passes its --config_path on.
+    has_rig = "rig" in {f.name for f in dataclasses.fields(options)} or file_flag(command.script) == "--config_path"
     from robot.shell.old_spellings import OPTIONS_FILE
 
     old = {**getattr(module, "OLD_SPELLINGS", {}), **({} if has_rig else OPTIONS_FILE)}
