@@ -5,8 +5,8 @@ speed), so a worker more than the idle cores once filled the gaps: on the projec
 machine three workers took 791 s of pytest against 904 s for two. That stopped holding as the
 real-time tests grew (a studio session drives Chromium, a recording and the virtual rig at once)
 and the machine slowed: on 2026-12-07, quiet, three workers took 2,025 s with 21 tests failing on
-time (a demo past its 600 s, writers starved by three rigs' real-time threads), so a worker per core
-is the most. The count follows the cores that are idle when the suite starts, sampled from
+time (a demo past its 600 s, writers that fell behind, emulators that missed replies), so a worker
+per core is the most. The count follows the cores that are idle when the suite starts, sampled from
 /proc/stat over one second. `make test TEST_WORKERS=N` sets it by hand.
 """
 

@@ -70,8 +70,9 @@ def _wait_recording(page: Page, number: int, episode: str, after: str = "") -> N
     box = page.locator(f"#job-{number}")
     while True:
         text = box.locator("pre").inner_text()
-        since = text if not after else text.rsplit(after, 1)[-1] if after in text else ""
-        lines = [line for line in since.splitlines() if line.strip()]
+        if after:  # only what was printed after it (nothing yet, if it has not been printed)
+            text = text.rsplit(after, 1)[-1] if after in text else ""
+        lines = [line for line in text.splitlines() if line.strip()]
         found = re.search(rf"episode {re.escape(episode)} REC\s+(\d+\.\d)/", lines[-1] if lines else "")
         if found and float(found.group(1)) >= 1.0:
             return
